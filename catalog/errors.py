@@ -1,0 +1,39 @@
+"""Errors whose message is what the user sees. Raised deep, turned into a CLI message or an MCP tool error at the edge."""
+
+
+class TenderError(Exception):
+    """Base of every error Tender reports to a person or a calling model."""
+
+
+class CatalogError(TenderError):
+    pass
+
+
+class CatalogMissing(CatalogError):
+    def __init__(self, path):
+        super().__init__(
+            f"No API catalogue at {path}. Build it with `tender catalog build` "
+            "(or point TENDER_CATALOG at an existing catalog.db)."
+        )
+        self.path = path
+
+
+class MalformedInput(CatalogError):
+    """A source line that cannot be read; names the file and the line."""
+
+    def __init__(self, path, line: int, problem: str):
+        super().__init__(f"{path}, line {line}: {problem}")
+        self.path, self.line, self.problem = path, line, problem
+
+
+class ApiNotFound(CatalogError):
+    def __init__(self, api):
+        super().__init__(f"No API {api!r} in the catalogue. Use search_apis or `tender search` to find its id or exact name.")
+        self.api = api
+
+
+class CategoryNotFound(CatalogError):
+    def __init__(self, category, known: list[str] | None = None):
+        hint = f" Close names: {', '.join(known)}." if known else ""
+        super().__init__(f"No category {category!r} in the catalogue.{hint} list_categories shows them all.")
+        self.category = category

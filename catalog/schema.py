@@ -1,0 +1,40 @@
+"""The catalogue's tables, made with sqlite-utils."""
+
+import sqlite_utils
+
+SCHEMA_VERSION = "1"
+
+
+def create_tables(db: sqlite_utils.Database) -> None:
+    db["apis"].create({"id": int, "name": str, "url": str, "description": str, "source": str}, pk="id")
+    db["categories"].create({"name": str, "api_count": int, "primary_count": int}, pk="name")
+    db["api_categories"].create(
+        {"api_id": int, "category": str, "is_primary": int, "position": int},
+        pk=("api_id", "category"),
+        foreign_keys=[("api_id", "apis", "id"), ("category", "categories", "name")],
+    )
+    db["mashups"].create({"id": int, "name": str, "url": str, "description": str, "categories": str}, pk="id")
+    db["mashup_apis"].create(
+        {"mashup_id": int, "api_id": int},
+        pk=("mashup_id", "api_id"),
+        foreign_keys=[("mashup_id", "mashups", "id"), ("api_id", "apis", "id")],
+    )
+    db["embeddings"].create(
+        {"kind": str, "item_id": str, "model": str, "dimension": int, "vector": bytes, "text_hash": str},
+        pk=("kind", "item_id", "model"),
+    )
+    db["co_usage"].create(
+        {"api_a": int, "api_b": int, "count": int, "weight": float},
+        pk=("api_a", "api_b"),
+        foreign_keys=[("api_a", "apis", "id"), ("api_b", "apis", "id")],
+    )
+    db["meta"].create({"key": str, "value": str}, pk="key")
+
+
+def create_indexes(db: sqlite_utils.Database) -> None:
+    db["api_categories"].create_index(["category"])
+    db["mashup_apis"].create_index(["api_id"])
+    db["co_usage"].create_index(["api_b"])
+    db["embeddings"].create_index(["text_hash", "model"])
+    db["apis"].create_index(["name"])
+    db["apis"].enable_fts(["name", "description"], create_triggers=False)
