@@ -162,11 +162,12 @@ def _write(path: Path, apis: list[Api], mashups: list[Mashup], embedder: Embedde
         with db.conn:
             db["embeddings"].insert_all(rows, batch_size=500)
     create_indexes(db)
+    dimension = _dimension(db)
     db.close()
     return {
         "schema_version": SCHEMA_VERSION,
         "model": embedder.model_name,
-        "dimension": str(_dimension(db)),
+        "dimension": str(dimension),
         "apis": str(len(apis)),
         "mashups": str(len(mashups)),
         "categories": str(len(category_counts)),
