@@ -1,0 +1,6 @@
+"""Contract-net agents: a manager lets a requirement out to contractor agents, one per API or per category."""
+
+from .messages import (AcceptProposal, Backtrack, CallForProposals, ContractNetMessage, Failure, Inform, Propose,
+                       RejectProposal, Refuse, Routing, Transcript)
+from .plan import Cost, Plan, PlanStep, RecommendedApi, Run, Stages, StepStatus
+from .request import PROTOCOLS, Constraints, InvalidRequest, Request

@@ -1,0 +1,119 @@
+"""Contract Net Protocol messages, as a tagged union, and the transcript of a run.
+
+The same models are produced by the embedded reasoner and by an LLM: the protocol does not care who thought."""
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field, TypeAdapter
+
+MANAGER = "manager"
+
+
+class Message(BaseModel):
+    sender: str
+    receiver: str
+    task_id: str = Field(description="The call for proposals this message belongs to.")
+    at_ms: float = Field(0.0, description="Milliseconds since the run started.")
+
+
+class CallForProposals(Message):
+    """The manager announces a task: a function of the requirement, and where to look for it."""
+
+    kind: Literal["cfp"] = "cfp"
+    function_id: str | None = Field(None, description="The plan step announced; None when the requirement is announced as it is.")
+    function: str | None = Field(None, description="What the step must do, in words.")
+    categories: list[str] = Field(default_factory=list, description="Categories the manager mapped the function to; empty: any.")
+    requirement: str
+    deadline_ms: int = 2000
+    round: int = Field(1, description="1 for the first announcement, more after backtracking.")
+    steps: list[Literal["decompose", "map", "match", "select"]] = Field(
+        default_factory=lambda: ["match"], description="The reasoning steps the contractor is asked to perform."
+    )
+
+
+class Propose(Message):
+    kind: Literal["propose"] = "propose"
+    api_id: int
+    api_name: str
+    score: float = Field(ge=0.0, le=1.0)
+    rationale: str
+    evidence: dict[str, float | str] = Field(default_factory=dict)
+    function_id: str | None = None
+    category: str | None = Field(None, description="The category the contractor bids under.")
+
+
+class Refuse(Message):
+    kind: Literal["refuse"] = "refuse"
+    reason: str
+
+
+class AcceptProposal(Message):
+    kind: Literal["accept"] = "accept"
+    api_id: int
+    reason: str
+
+
+class RejectProposal(Message):
+    kind: Literal["reject"] = "reject"
+    api_id: int
+    reason: str
+
+
+class Inform(Message):
+    """The winner confirms it has taken the contract."""
+
+    kind: Literal["inform"] = "inform"
+    api_id: int
+    result: str
+
+
+class Failure(Message):
+    kind: Literal["failure"] = "failure"
+    reason: str
+
+
+ContractNetMessage = Annotated[
+    CallForProposals | Propose | Refuse | AcceptProposal | RejectProposal | Inform | Failure,
+    Field(discriminator="kind"),
+]
+
+
+class RoutedContractor(BaseModel):
+    contractor: str
+    similarity: float
+    reason: str
+
+
+class Routing(BaseModel):
+    """Whom one call for proposals reached, and why."""
+
+    task_id: str
+    strategy: Literal["embedding", "broadcast"]
+    eligible: int = Field(description="Contractors that could have been asked (inside the announced categories).")
+    contacted: list[RoutedContractor]
+
+
+class Backtrack(BaseModel):
+    """Feedback that sent a function back to category mapping."""
+
+    function_id: str
+    round: int
+    reason: str
+    from_categories: list[str]
+    to_categories: list[str]
+
+
+class Transcript(BaseModel):
+    messages: list[ContractNetMessage] = Field(default_factory=list)
+    routing: list[Routing] = Field(default_factory=list)
+    backtracking: list[Backtrack] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list, description="Fallbacks, budget events and other remarks.")
+
+    def of_kind(self, kind: str) -> list:
+        return [m for m in self.messages if m.kind == kind]
+
+    def for_task(self, task_id: str) -> list:
+        return [m for m in self.messages if m.task_id == task_id]
+
+
+transcript_adapter = TypeAdapter(Transcript)

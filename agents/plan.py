@@ -1,0 +1,98 @@
+"""The composite service plan a run returns."""
+
+from enum import Enum
+
+from pydantic import BaseModel, Field
+
+from .messages import Transcript
+from .request import Constraints
+
+
+class StepStatus(str, Enum):
+    pending = "pending"
+    announced = "announced"
+    awarded = "awarded"
+    backtracked = "backtracked"
+    failed = "failed"
+    skipped = "skipped"
+
+
+class Award(BaseModel):
+    api_id: int
+    api_name: str
+    score: float
+    rationale: str
+
+
+class PlanStep(BaseModel):
+    id: str = Field(description="Step id, e.g. 'f1'.")
+    function: str = Field(description="The functional unit of the requirement this step realises.")
+    categories: list[str] = Field(default_factory=list, description="API categories this step was announced under.")
+    awarded: list[Award] = Field(default_factory=list)
+    status: StepStatus = StepStatus.pending
+    depends_on: list[str] = Field(default_factory=list, description="Steps whose output this step consumes.")
+    rounds: int = Field(0, description="Announcements made (more than 1 after backtracking).")
+
+
+class RecommendedApi(BaseModel):
+    api_id: int
+    name: str
+    score: float = Field(description="Award score in [0, 1].")
+    categories: list[str]
+    steps: list[str] = Field(description="Plan steps this API was awarded.")
+    rationale: str
+    url: str = ""
+
+
+class Stages(BaseModel):
+    """Candidate API ids at each stage of the paper: all APIs of the mapped categories, all proposed, final."""
+
+    category: list[int] = Field(default_factory=list)
+    bidding: list[int] = Field(default_factory=list)
+    final: list[int] = Field(default_factory=list)
+
+
+class TokenCount(BaseModel):
+    input: int = 0
+    output: int = 0
+
+    def add(self, prompt: int, completion: int) -> None:
+        self.input += prompt
+        self.output += completion
+
+
+class Cost(BaseModel):
+    tokens: TokenCount = Field(default_factory=TokenCount)
+    tokens_by_role: dict[str, TokenCount] = Field(default_factory=dict)
+    llm_calls: int = 0
+    cache_hits: int = 0
+    fallbacks: int = 0
+    messages: int = 0
+    contractors_contacted: int = Field(0, description="Distinct contractors that received a call for proposals.")
+    calls_for_proposals: int = 0
+
+    def add_tokens(self, role: str, prompt: int, completion: int) -> None:
+        self.tokens.add(prompt, completion)
+        self.tokens_by_role.setdefault(role, TokenCount()).add(prompt, completion)
+
+
+class Plan(BaseModel):
+    run_id: str
+    requirement: str
+    protocol: str
+    organisation: str
+    steps: list[PlanStep]
+    apis: list[RecommendedApi] = Field(description="The final API set, best first.")
+    stages: Stages
+    cost: Cost
+    latency_ms: float
+    constraints: Constraints
+    backends: dict[str, str] = Field(default_factory=dict, description="Reasoner used per role.")
+    notes: list[str] = Field(default_factory=list)
+
+
+class Run(BaseModel):
+    """A plan together with the contract-net exchange that produced it."""
+
+    plan: Plan
+    transcript: Transcript

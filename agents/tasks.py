@@ -1,0 +1,137 @@
+"""The four reasoning steps as typed tasks. A reasoner turns a task into the task's output type;
+the embedded reasoner and an LLM reasoner answer the same tasks with the same models."""
+
+from typing import ClassVar, Generic, Literal, TypeVar
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from .messages import CallForProposals, Propose
+
+Out = TypeVar("Out", bound=BaseModel)
+Role = Literal["manager", "contractor"]
+
+
+class Task(BaseModel, Generic[Out]):
+    """A unit of reasoning. `step` names the prompt file prompts/{role}_{step}.txt."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    step: ClassVar[str]
+    role: ClassVar[Role]
+    output: ClassVar[type[BaseModel]]
+
+
+# -- 1. core function decomposition -----------------------------------------------------------
+class FunctionSpec(BaseModel):
+    id: str = Field(description="f1, f2, ... in the order the functions run.")
+    name: str = Field(description="A short name for the function, e.g. 'show locations on a map'.")
+    description: str = Field(description="The part of the requirement this function realises.")
+    depends_on: list[str] = Field(default_factory=list, description="Ids of functions whose output this one uses.")
+
+
+class Decomposition(BaseModel):
+    functions: list[FunctionSpec] = Field(min_length=1, max_length=8)
+
+
+class DecomposeTask(Task[Decomposition]):
+    step: ClassVar[str] = "decompose"
+    role: ClassVar[Role] = "manager"
+    output: ClassVar[type[BaseModel]] = Decomposition
+    requirement: str
+
+
+# -- 2. category mapping ----------------------------------------------------------------------
+class CategoryCandidate(BaseModel):
+    name: str
+    similarity: float = Field(description="Cosine similarity between the function and the category.")
+    neighbour_votes: float = Field(0.0, description="Share of similar past mashups that used an API of this category.")
+    api_count: int = 0
+
+
+class CategoryMapping(BaseModel):
+    categories: list[str] = Field(description="Chosen categories, best first.", max_length=10)
+    rationale: str = ""
+
+
+class MapCategoriesTask(Task[CategoryMapping]):
+    step: ClassVar[str] = "map"
+    role: ClassVar[Role] = "manager"
+    output: ClassVar[type[BaseModel]] = CategoryMapping
+    requirement: str
+    function: FunctionSpec
+    candidates: list[CategoryCandidate]
+    max_categories: int = 3
+
+
+# -- 3. API matching (a contractor's bid) -----------------------------------------------------
+class PastUse(BaseModel):
+    mashup_id: int
+    name: str
+    description: str
+    other_apis: list[str] = Field(default_factory=list)
+
+
+class ApiKnowledge(BaseModel):
+    """What a contractor knows of one API: its card and its own usage history. Nothing else."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    api_id: int
+    name: str
+    categories: list[str]
+    description: str
+    usage_count: int = 0
+    history: list[PastUse] = Field(default_factory=list)
+    # Embeddings of the description and of the history, for the embedded reasoner; never put in a prompt.
+    vector: np.ndarray | None = Field(None, exclude=True, repr=False)
+    history_vectors: np.ndarray | None = Field(None, exclude=True, repr=False)
+
+
+class ContractorKnowledge(BaseModel):
+    contractor: str = Field(description="'api:<id>' or 'category:<name>'.")
+    apis: list[ApiKnowledge]
+    category: str | None = None
+
+
+class BidDraft(BaseModel):
+    api_id: int
+    score: float = Field(ge=0.0, le=1.0, description="How well the API fits, from 0 (not at all) to 1 (certainly).")
+    rationale: str = Field(description="One sentence: why this API fits the function.")
+    function: str | None = Field(None, description="The function of the requirement the API would serve (when asked to decompose).")
+    category: str | None = Field(None, description="The category the API is offered under (when asked to map).")
+    evidence: dict[str, float | str] = Field(default_factory=dict)
+
+
+class BidDecision(BaseModel):
+    proposals: list[BidDraft] = Field(default_factory=list, description="Empty when refusing.")
+    refusal: str | None = Field(None, description="Why the contractor refuses, when it proposes nothing.")
+
+
+class BidTask(Task[BidDecision]):
+    step: ClassVar[str] = "bid"
+    role: ClassVar[Role] = "contractor"
+    output: ClassVar[type[BaseModel]] = BidDecision
+    cfp: CallForProposals
+    knowledge: ContractorKnowledge
+
+
+# -- 4. API selection -------------------------------------------------------------------------
+class CoUsageEdge(BaseModel):
+    a: int
+    b: int
+    weight: float
+
+
+class Selection(BaseModel):
+    api_ids: list[int] = Field(description="Selected APIs, best first.")
+    rationale: str = ""
+
+
+class SelectTask(Task[Selection]):
+    step: ClassVar[str] = "select"
+    role: ClassVar[Role] = "manager"
+    output: ClassVar[type[BaseModel]] = Selection
+    requirement: str
+    functions: list[FunctionSpec]
+    proposals: list[Propose]
+    co_usage: list[CoUsageEdge] = Field(default_factory=list)
+    max_apis: int | None = None
