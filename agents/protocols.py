@@ -1,0 +1,230 @@
+"""The three contract-net protocols and the single-agent baseline. They differ in who performs the four
+reasoning steps (decompose, map, match, select):
+
+    manager-led     manager 1, 2, 4   contractors 3
+    contractor-led  contractors 1, 2, 3   manager 4
+    collaborative   manager 1   contractors 2, 3, 4 (the manager integrates)
+    single-agent    one reasoner does all four, no contract net
+"""
+
+from dataclasses import dataclass, field
+
+from .contractor import ContractorPool
+from .manager import Manager, Negotiation
+from .messages import MANAGER, Backtrack, CallForProposals, Propose
+from .plan import Award, PlanStep, StepStatus
+from .request import InvalidRequest
+from .tasks import BidTask, ContractorKnowledge, FunctionSpec
+
+MAX_ROUNDS = 3  # announcements per function, the first included
+
+
+@dataclass
+class Outcome:
+    steps: list[PlanStep]
+    final: list[int]
+    proposals: list[Propose]
+    stages: dict[str, list[int]] = field(default_factory=dict)
+
+
+def _steps_from(functions: list[FunctionSpec]) -> list[PlanStep]:
+    return [PlanStep(id=f.id, function=f.description, depends_on=f.depends_on) for f in functions]
+
+
+def _admissible(manager: Manager, negotiation: Negotiation, proposals: list[Propose]) -> list[Propose]:
+    kept = []
+    for p in proposals:
+        reason = manager.admissible(negotiation, p)
+        if reason is None:
+            kept.append(p)
+    return kept
+
+
+def manager_led(manager: Manager, negotiation: Negotiation) -> Outcome:
+    context = negotiation.context
+    functions = manager.decompose(negotiation.request.requirement, context)
+    steps = _steps_from(functions)
+    proposals: list[Propose] = []
+    for index, (function, step) in enumerate(zip(functions, steps)):
+        context.report(index, len(functions) + 1, f"announcing {function.id}: {function.name}")
+        tried: set[str] = set()
+        categories = manager.map_categories(negotiation, function, tried)
+        for round in range(1, MAX_ROUNDS + 1):
+            if not categories:
+                break
+            step.status, step.rounds = StepStatus.announced, round
+            step.categories = categories
+            tried.update(categories)
+            offers = _admissible(manager, negotiation, manager.announce(
+                negotiation, function=function, categories=categories, steps=["match"], round=round))
+            if offers:
+                proposals.extend(offers)
+                break
+            step.status = StepStatus.backtracked
+            if round < MAX_ROUNDS:
+                categories = manager.backtrack(negotiation, function, tried, round,
+                                               f"no acceptable proposal in {', '.join(categories)}")
+        if not any(p.function_id == function.id for p in proposals):
+            step.status = StepStatus.failed
+            manager.fail(negotiation, f"{function.id}", f"no contractor could realise {function.id} in {step.rounds} round(s)")
+    context.report(len(functions), len(functions) + 1, "selecting the API set")
+    final = manager.select(negotiation, functions, proposals) if proposals else []
+    return Outcome(steps=steps, final=final, proposals=proposals)
+
+
+def contractor_led(manager: Manager, negotiation: Negotiation) -> Outcome:
+    context = negotiation.context
+    context.report(0, 2, "announcing the requirement to contractors")
+    offers = _admissible(manager, negotiation, manager.announce(
+        negotiation, function=None, categories=[], steps=["decompose", "map", "match"]))
+    # The contractors' own decomposition becomes the plan's steps, in the requirement's order.
+    texts = list(dict.fromkeys(str(p.evidence.get("function") or negotiation.request.requirement) for p in offers))
+    requirement = negotiation.request.requirement
+    texts.sort(key=lambda t: requirement.find(t) if t in requirement else len(requirement))
+    functions = [FunctionSpec(id=f"f{i}", name=t[:60], description=t) for i, t in enumerate(texts, start=1)] or \
+        [FunctionSpec(id="f1", name=requirement[:60], description=requirement)]
+    by_text = {f.description: f.id for f in functions}
+    for p in offers:
+        p.function_id = by_text.get(str(p.evidence.get("function") or requirement), functions[0].id)
+    negotiation.mapped_categories.update(dict.fromkeys(p.category for p in offers if p.category))
+    steps = _steps_from(functions)
+    for step in steps:
+        step.status, step.rounds = StepStatus.announced, 1
+        step.categories = list(dict.fromkeys(p.category for p in offers if p.function_id == step.id and p.category))
+    context.report(1, 2, "selecting the API set")
+    final = manager.select(negotiation, functions, offers) if offers else []
+    return Outcome(steps=steps, final=final, proposals=offers)
+
+
+def collaborative(manager: Manager, negotiation: Negotiation) -> Outcome:
+    context = negotiation.context
+    functions = manager.decompose(negotiation.request.requirement, context)
+    steps = _steps_from(functions)
+    offers: list[Propose] = []
+    for index, (function, step) in enumerate(zip(functions, steps)):
+        context.report(index, len(functions) + 1, f"announcing {function.id}: {function.name}")
+        step.status, step.rounds = StepStatus.announced, 1
+        got = _admissible(manager, negotiation, manager.announce(
+            negotiation, function=function, categories=[], steps=["map", "match", "select"]))
+        step.categories = list(dict.fromkeys(p.category for p in got if p.category))
+        negotiation.mapped_categories.update(dict.fromkeys(step.categories))
+        offers.extend(got)
+        if not got:
+            step.status = StepStatus.failed
+            manager.fail(negotiation, function.id, f"no contractor selected itself for {function.id}")
+    # Integration: every self-selected contractor is kept, best first, one entry per API.
+    best: dict[int, float] = {}
+    for p in offers:
+        best[p.api_id] = max(best.get(p.api_id, 0.0), p.score)
+    final = sorted(best, key=lambda a: (-best[a], a))
+    if negotiation.request.constraints.max_apis:
+        final = final[: negotiation.request.constraints.max_apis]
+    return Outcome(steps=steps, final=final, proposals=offers)
+
+
+def single_agent(manager: Manager, negotiation: Negotiation, pool: ContractorPool, shortlist: int = 40) -> Outcome:
+    """One reasoner over the whole catalogue: it retrieves its own shortlist, judges it and selects."""
+    context = negotiation.context
+    request = negotiation.request
+    functions = manager.decompose(request.requirement, context)
+    scores = manager.router.profile_scores(manager.encoder.one(request.requirement))
+    named = manager.router.named(request.requirement)
+    order = sorted(range(len(scores)), key=lambda r: -scores[r])
+    ids = list(dict.fromkeys([*sorted(named), *(int(manager.router.api_ids[r]) for r in order[: shortlist])]))
+    ids = [i for i in ids if i not in negotiation.excluded_apis
+           and not negotiation.excluded_categories.intersection(manager.catalog.get_api(i).categories)]
+    knowledge = ContractorKnowledge(contractor="single-agent", apis=[pool.api_knowledge(i) for i in ids])
+    cfp = CallForProposals(sender=MANAGER, receiver=MANAGER, task_id="t1", requirement=request.requirement,
+                           steps=["decompose", "map", "match"])
+    decision = manager.reasoner.run(BidTask(cfp=cfp, knowledge=knowledge), context)
+    names = {k.api_id: k for k in knowledge.apis}
+    proposals = [Propose(sender=MANAGER, receiver=MANAGER, task_id="t1", api_id=d.api_id, api_name=names[d.api_id].name,
+                         score=d.score, rationale=d.rationale, evidence=d.evidence, category=d.category,
+                         function_id=functions[0].id) for d in decision.proposals if d.api_id in names]
+    final = manager.select(negotiation, functions, proposals) if proposals else []
+    steps = _steps_from(functions)
+    return Outcome(steps=steps, final=final, proposals=proposals)
+
+
+def fill_steps(outcome: Outcome, scores: dict[int, Propose], api_names: dict[int, str]) -> None:
+    """Attach each awarded API to the step it was proposed for; mark the rest."""
+    by_id = {s.id: s for s in outcome.steps}
+    for api_id in outcome.final:
+        p = scores[api_id]
+        step = by_id.get(p.function_id or "") or (outcome.steps[0] if outcome.steps else None)
+        if step is None:
+            continue
+        step.awarded.append(Award(api_id=api_id, api_name=api_names[api_id], score=p.score, rationale=p.rationale))
+        step.status = StepStatus.awarded
+    for step in outcome.steps:
+        if not step.awarded and step.status != StepStatus.failed:
+            step.status = StepStatus.skipped
+
+
+def enforce_constraints(manager: Manager, negotiation: Negotiation, outcome: Outcome) -> None:
+    """Make the final set honour the request: nothing excluded, an API of every required category
+    (announcing again for a category the selection missed), and at most max_apis APIs."""
+    request = negotiation.request
+    constraints = request.constraints
+    catalog = manager.catalog
+    by_api = {}
+    for p in outcome.proposals:
+        if p.api_id not in by_api or p.score > by_api[p.api_id].score:
+            by_api[p.api_id] = p
+    outcome.final = [a for a in outcome.final if manager.admissible(negotiation, by_api[a]) is None]
+    for number, category in enumerate(constraints.required_categories, start=1):
+        if any(category in catalog.get_api(a).categories for a in outcome.final):
+            continue
+        in_hand = [p for p in outcome.proposals if category in catalog.get_api(p.api_id).categories
+                   and manager.admissible(negotiation, p) is None]
+        if not in_hand:
+            in_hand = _announce_required(manager, negotiation, outcome, category, number)
+        if not in_hand:
+            raise _unsatisfiable(category)
+        best = max(in_hand, key=lambda p: p.score)
+        by_api.setdefault(best.api_id, best)
+        outcome.final.append(best.api_id)
+    if constraints.max_apis and len(outcome.final) > constraints.max_apis:
+        covering = []
+        for category in constraints.required_categories:
+            if not any(category in catalog.get_api(a).categories for a in covering):
+                covering.append(next(a for a in outcome.final if category in catalog.get_api(a).categories))
+        rest = [a for a in outcome.final if a not in covering]
+        keep = set(covering + rest[: max(0, constraints.max_apis - len(covering))])
+        outcome.final = [a for a in outcome.final if a in keep]
+
+
+def _announce_required(manager: Manager, negotiation: Negotiation, outcome: Outcome, category: str, number: int) -> list[Propose]:
+    step_id = f"r{number}"
+    function = FunctionSpec(id=step_id, name=f"a {category} API", description=f"{category}: {negotiation.request.requirement}")
+    step = PlanStep(id=step_id, function=f"provide a {category} API, as the request requires", categories=[category],
+                    status=StepStatus.announced, rounds=1)
+    outcome.steps.append(step)
+    negotiation.transcript.backtracking.append(Backtrack(
+        function_id=step_id, round=1, reason=f"the selection has no API of the required category {category}",
+        from_categories=[], to_categories=[category]))
+    if negotiation.request.protocol == "single-agent":
+        ids = [i for i in manager.catalog.apis_in_categories([category]) if i not in negotiation.excluded_apis]
+        knowledge = ContractorKnowledge(contractor="single-agent", apis=[manager.pool.api_knowledge(i) for i in ids])
+        cfp = CallForProposals(sender=MANAGER, receiver=MANAGER, task_id=step_id, requirement=negotiation.request.requirement,
+                               categories=[category])
+        decision = manager.reasoner.run(BidTask(cfp=cfp, knowledge=knowledge), negotiation.context)
+        names = {k.api_id: k.name for k in knowledge.apis}
+        offers = [Propose(sender=MANAGER, receiver=MANAGER, task_id=step_id, api_id=d.api_id, api_name=names[d.api_id],
+                          score=d.score, rationale=d.rationale, evidence=d.evidence, function_id=step_id, category=category)
+                  for d in decision.proposals if d.api_id in names]
+    else:
+        offers = manager.announce(negotiation, function=function, categories=[category], steps=["match"])
+        offers = [p for p in offers if category in manager.catalog.get_api(p.api_id).categories]
+    offers = [p for p in offers if manager.admissible(negotiation, p) is None]
+    for p in offers:
+        p.function_id = step_id
+    outcome.proposals.extend(offers)
+    if not offers:
+        step.status = StepStatus.failed
+    return offers
+
+
+def _unsatisfiable(category: str) -> InvalidRequest:
+    return InvalidRequest(f"no API of the required category {category!r} fits the requirement or is left after the "
+                          "exclusions; drop it from required_categories or relax the exclusions")

@@ -1,0 +1,82 @@
+"""Plain-text helpers: splitting a requirement into clauses, and spotting API names in it."""
+
+import re
+
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_CLAUSE = re.compile(r",\s+(?:and\s+|then\s+|while\s+)?|\s+(?:and then|and also|as well as|along with|while|whereas)\s+|\s+and\s+(?=[a-z]+s?\b)", re.I)
+_PRESENTATION = re.compile(r"\b(show|shows|display|displays|map|maps|mapped|plot|plots|visuali[sz]e|view|views|overlay|chart|charts)\b", re.I)
+
+
+def clauses(text: str, max_clauses: int = 6, min_words: int = 4) -> list[str]:
+    """The requirement's clauses in order: sentences, split further at conjunctions; short fragments are
+    merged into their neighbour so that each clause still says something."""
+    parts: list[str] = []
+    for sentence in _SENTENCE.split(text.strip()):
+        for piece in _CLAUSE.split(sentence):
+            piece = piece.strip(" ,;.")
+            if not piece:
+                continue
+            if parts and len(piece.split()) < min_words:
+                parts[-1] = f"{parts[-1]} {piece}"
+            elif not parts or len(parts[-1].split()) >= min_words:
+                parts.append(piece)
+            else:
+                parts[-1] = f"{parts[-1]} {piece}"
+    if not parts:
+        return [text.strip()]
+    while len(parts) > max_clauses:
+        # Merge the shortest neighbouring pair.
+        i = min(range(len(parts) - 1), key=lambda k: len(parts[k]) + len(parts[k + 1]))
+        parts[i : i + 2] = [f"{parts[i]} {parts[i + 1]}"]
+    return parts
+
+
+def is_presentation(text: str) -> bool:
+    """Whether a function shows data to the user (it then depends on the functions that fetch it)."""
+    return bool(_PRESENTATION.search(text))
+
+
+def short_name(text: str, words: int = 8) -> str:
+    tokens = text.split()
+    return " ".join(tokens[:words]) + ("…" if len(tokens) > words else "")
+
+
+def name_forms(name: str) -> list[tuple[str, float]]:
+    """Ways a requirement may name an API, with how sure the match is: the full name (without a
+    trailing 'API'), and for multi-word names the name without its last word."""
+    full = re.sub(r"\s+API$", "", name.strip(), flags=re.I)
+    forms = [(full, 1.0)]
+    words = full.split()
+    if len(words) > 1:
+        forms.append((" ".join(words[:-1]), 0.5))
+    return forms
+
+
+_pattern_cache: dict[str, re.Pattern] = {}
+
+
+def mentions(name: str, text: str) -> float:
+    """1.0 if the API is named in full in the text, 0.5 if only by its first words, else 0.
+    Case-sensitive for short names, which are often common words ('Box', 'Events')."""
+    best = 0.0
+    for form, strength in name_forms(name):
+        if len(form) < 3 or strength <= best:
+            continue
+        key = f"{form}\x00{len(form) <= 5}"
+        pattern = _pattern_cache.get(key)
+        if pattern is None:
+            flags = 0 if len(form) <= 5 or form.islower() else re.I
+            pattern = _pattern_cache[key] = re.compile(rf"(?<![\w-]){re.escape(form)}(?![\w-])", flags)
+        if form.casefold() in text.casefold() and pattern.search(text):
+            best = strength
+    return best
+
+
+def mask_names(text: str, names: list[str]) -> str:
+    """Remove every API name (with a trailing 'API'), and each multi-word name without its last word,
+    the way a user who does not know the API names would write."""
+    forms = sorted({form for name in names for form, _ in name_forms(name) if len(form) >= 2}, key=len, reverse=True)
+    for form in forms:
+        if form.casefold() in text.casefold():
+            text = re.sub(rf"(?<![\w-]){re.escape(form)}(?:\s+API)?(?![\w-])", "", text, flags=re.I)
+    return re.sub(r"\s{2,}", " ", text).strip()
