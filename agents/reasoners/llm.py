@@ -1,0 +1,347 @@
+"""A reasoner on any OpenAI-compatible chat endpoint: OpenAI, vLLM, Ollama, llama.cpp's server.
+
+For each task it renders the prompt files into messages (prompts.py) and asks for the task's output as
+JSON: by JSON-Schema structured output, or, where the server turns that down, by JSON mode carrying the
+schema (llama.cpp's server then constrains its output to it). The answer is validated against the
+output model and the task's own rules (propose only your own APIs, choose only candidate categories,
+select only proposed APIs). An invalid answer goes back once with the problem. If it is still invalid,
+or the endpoint fails after the client's retries, or the run's token budget is spent, the fallback
+(embedded) reasoner answers that step and a note in the run says so. Nothing is clamped: a bid score
+of 7 is an invalid answer, not a score of 1."""
+
+import json
+import logging
+import threading
+import time
+from functools import singledispatch
+
+import openai
+from pydantic import BaseModel, ValidationError
+
+from ..context import RunContext
+from ..tasks import BidTask, DecomposeTask, MapCategoriesTask, SelectTask, Task
+from .base import Reasoner
+from .cache import Completion, ResponseCache
+from .prompts import render_messages, repair_message
+
+log = logging.getLogger(__name__)
+
+# Status codes with which servers turn down a response_format they lack (llama.cpp's server: 500).
+FORMAT_REFUSALS = {400, 422, 500, 501}
+RETRIED = "timeout, connection, 408, 409, 429, 5xx"  # what the openai client retries, with backoff
+
+
+class InvalidAnswer(Exception):
+    """The model's answer cannot be used; the message says why, and goes back to the model once."""
+
+
+class Unavailable(Exception):
+    """The endpoint gave no answer; the message says why and what to check. `pause`: worth not asking again for a while."""
+
+    def __init__(self, reason: str, pause: bool):
+        super().__init__(reason)
+        self.pause = pause
+
+
+class _OverBudget(Exception):
+    pass
+
+
+class LLMReasoner(Reasoner):
+    """Reasons with a chat model. Safe to share between threads and runs; at most `max_in_flight`
+    requests are open at once, and contractors bid in parallel up to that limit."""
+
+    name = "llm"
+    uses_llm = True
+
+    def __init__(self, *, base_url: str, model: str, fallback: Reasoner, api_key: str | None = None,
+                 timeout_s: float = 60, max_retries: int = 3, max_in_flight: int = 4,
+                 cache: ResponseCache | None = None, temperature: float | None = 0.0,
+                 max_output_tokens: int | None = 2048, pause_s: float = 30):
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.fallback = fallback
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.max_in_flight = max_in_flight
+        self.cache = cache
+        self.temperature = temperature
+        self.max_output_tokens = max_output_tokens
+        self.pause_s = pause_s
+        # Local servers want no key but the client insists on one; and it must not read the environment.
+        self._client = openai.OpenAI(base_url=self.base_url, api_key=api_key or "no-key",
+                                     timeout=timeout_s, max_retries=max_retries)
+        self._slots = threading.BoundedSemaphore(max_in_flight)
+        self._takes_json_schema: bool | None = None  # None until the server has answered one request
+        self._paused_until = 0.0
+        self._pause_reason = ""
+
+    # -- the seam ---------------------------------------------------------------------------------
+    def run(self, task: Task, context: RunContext) -> BaseModel:
+        context.check()
+        where = describe_step(task)
+        if context.over_budget():
+            self._note_budget(context)
+            return self._fall_back(task, context)
+        if time.monotonic() < self._paused_until:
+            note_once(context, f"The LLM endpoint failed ({self._pause_reason}); steps in the {self.pause_s:g} s "
+                               f"after that used the {self.fallback.name} reasoner without asking it.")
+            return self._fall_back(task, context)
+        try:
+            return self._answer(task, where, context)
+        except Unavailable as error:
+            if error.pause:
+                self._paused_until, self._pause_reason = time.monotonic() + self.pause_s, str(error)
+            context.note(f"{where}: the LLM endpoint failed ({error}); the {self.fallback.name} reasoner answered this step.")
+        except InvalidAnswer as error:
+            context.note(f"{where}: the repaired answer was still invalid ({error}); "
+                         f"the {self.fallback.name} reasoner answered this step.")
+        except _OverBudget:
+            self._note_budget(context)
+            context.note(f"{where}: no token budget left to repair the answer; "
+                         f"the {self.fallback.name} reasoner answered this step.")
+        return self._fall_back(task, context)
+
+    def _answer(self, task: Task, where: str, context: RunContext) -> BaseModel:
+        messages = render_messages(task)
+        completion = self._complete(messages, task, where, context)
+        try:
+            return parse(task, completion)
+        except InvalidAnswer as error:
+            problem = str(error)
+        context.note(f"{where}: the LLM's answer was invalid ({problem}); sent it back once to be repaired.")
+        if context.over_budget():
+            raise _OverBudget()
+        messages = [*messages, {"role": "assistant", "content": completion.content}, repair_message(problem)]
+        output = parse(task, self._complete(messages, task, where, context))
+        context.note(f"{where}: the repaired answer is valid.")
+        return output
+
+    def _fall_back(self, task: Task, context: RunContext) -> BaseModel:
+        context.cost.fallbacks += 1
+        return self.fallback.run(task, context)
+
+    def _note_budget(self, context: RunContext) -> None:
+        note_once(context, f"Token budget of {context.max_tokens:,} per request reached: the remaining steps "
+                           f"use the {self.fallback.name} reasoner.")
+
+    # -- one completion: cache, response format, HTTP -----------------------------------------------
+    def _complete(self, messages: list[dict], task: Task, where: str, context: RunContext) -> Completion:
+        """The model's reply to `messages`, from the cache or the endpoint; its tokens are counted."""
+        context.check()
+        schema = task.output.model_json_schema()
+        json_schema = self._request(messages, {"type": "json_schema", "json_schema": {
+            "name": task.output.__name__, "schema": schema, "strict": False}})
+        json_mode = self._request(messages, {"type": "json_object", "schema": schema})
+        candidates = {None: [json_schema, json_mode], True: [json_schema], False: [json_mode]}[self._takes_json_schema]
+        for request in candidates if self.cache else []:
+            if (hit := self.cache.get(request)) is not None:
+                context.add_tokens(task.role, hit.prompt_tokens, hit.completion_tokens)
+                context.cost.cache_hits += 1
+                return hit
+        try:
+            request, completion, retries = self._negotiate(json_schema, json_mode, context)
+        except openai.APIError as error:
+            raise self._unavailable(error) from error
+        if retries:
+            context.note(f"{where}: answered after {retries} {'retry' if retries == 1 else 'retries'}.")
+        context.add_tokens(task.role, completion.prompt_tokens, completion.completion_tokens)
+        if self.cache:
+            self.cache.put(request, completion)
+        return completion
+
+    def _negotiate(self, json_schema: dict, json_mode: dict, context: RunContext) -> tuple[dict, Completion, int]:
+        """Ask with JSON-Schema output until the server turns it down once; then with JSON mode."""
+        if self._takes_json_schema is not None:
+            request = json_schema if self._takes_json_schema else json_mode
+            return request, *self._post(request)
+        # The first request: a server that lacks json_schema refuses it every time, so do not retry the refusal.
+        try:
+            completion, retries = self._post(json_schema, max_retries=0)
+        except (openai.APIConnectionError, openai.RateLimitError):
+            if self.max_retries == 0:
+                raise
+            context.check()
+            completion, retries = self._post(json_schema, max_retries=self.max_retries - 1)
+            retries += 1
+        except openai.APIStatusError as error:
+            if error.status_code not in FORMAT_REFUSALS:
+                raise
+            context.check()
+            completion, retries = self._post(json_mode)  # if this fails too, the question stays open
+            self._takes_json_schema = False
+            context.note(f"The LLM server turned down response_format json_schema (HTTP {error.status_code}); "
+                         "asking in JSON mode with the schema from now on.")
+            return json_mode, completion, retries
+        self._takes_json_schema = True
+        return json_schema, completion, retries
+
+    def _request(self, messages: list[dict], response_format: dict) -> dict:
+        """Everything that shapes a reply: what is sent, and the cache key."""
+        request = {"base_url": self.base_url, "model": self.model, "messages": messages, "response_format": response_format}
+        if self.temperature is not None:
+            request["temperature"] = self.temperature
+        if self.max_output_tokens is not None:
+            request["max_tokens"] = self.max_output_tokens
+        return request
+
+    def _post(self, request: dict, max_retries: int | None = None) -> tuple[Completion, int]:
+        """One chat completion over HTTP, within the limit of calls in flight. Raises openai's errors."""
+        client = self._client if max_retries is None else self._client.with_options(max_retries=max_retries)
+        params = {key: value for key, value in request.items() if key != "base_url"}
+        with self._slots:
+            raw = client.chat.completions.with_raw_response.create(**params)
+        response = raw.parse()
+        if not response.choices:
+            raise InvalidAnswer("the server's reply had no choices")
+        choice, usage = response.choices[0], response.usage
+        completion = Completion(
+            content=choice.message.content or "",
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            finish_reason=choice.finish_reason,
+        )
+        log.debug("%s answered in %s retries: %s", self.model, raw.retries_taken, completion)
+        return completion, raw.retries_taken
+
+    def _unavailable(self, error: openai.APIError) -> Unavailable:
+        """What failed, in words that say what to check."""
+        attempts = f"{self.max_retries + 1} attempts"
+        if isinstance(error, openai.APITimeoutError):
+            return Unavailable(f"no answer within {self.timeout_s:g} s, {attempts}", pause=True)
+        if isinstance(error, openai.APIConnectionError):
+            return Unavailable(f"cannot reach {self.base_url}, {attempts}; is the server running? "
+                               "Check TENDER_LLM_BASE_URL or --llm-base-url", pause=True)
+        if isinstance(error, (openai.AuthenticationError, openai.PermissionDeniedError)):
+            return Unavailable(f"HTTP {error.status_code}, the server refused the API key; "
+                               "set TENDER_LLM_API_KEY or --llm-api-key", pause=True)
+        if isinstance(error, openai.NotFoundError):
+            return Unavailable(f"HTTP 404, no model {self.model!r} at {self.base_url}; check TENDER_LLM_MODEL or "
+                               "--llm-model, and that the base URL ends in /v1", pause=True)
+        if isinstance(error, openai.APIStatusError):
+            retried = error.status_code in (408, 409, 429) or error.status_code >= 500
+            return Unavailable(f"HTTP {error.status_code}{', ' + attempts if retried else ''}: {server_message(error)}",
+                               pause=retried)
+        return Unavailable(clip(str(error), 200), pause=False)
+
+
+# -- answers -----------------------------------------------------------------------------------
+def parse(task: Task, completion: Completion) -> BaseModel:
+    """The task's output from the model's answer, or InvalidAnswer saying what is wrong with it."""
+    text = strip_code_fence(completion.content)
+    cut = " (cut off at the output limit)" if completion.finish_reason == "length" else ""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InvalidAnswer(f"not valid JSON{cut}: {error.msg} at line {error.lineno} column {error.colno}") from None
+    if not isinstance(data, dict):
+        raise InvalidAnswer(f"the JSON is a {type(data).__name__}, not an object")
+    try:
+        output = task.output.model_validate(data)
+    except ValidationError as error:
+        raise InvalidAnswer(f"does not match the schema: {describe_errors(error)}") from None
+    found = problems(task, output)
+    if found:
+        raise InvalidAnswer("; ".join(found))
+    return output
+
+
+def strip_code_fence(text: str) -> str:
+    text = text.strip()
+    if text.startswith("```") and text.endswith("```"):
+        text = text.split("\n", 1)[1] if "\n" in text else ""
+        text = text.rsplit("```", 1)[0]
+    return text.strip()
+
+
+def describe_errors(error: ValidationError, shown: int = 4) -> str:
+    items = error.errors()
+    parts = [f"{'.'.join(str(p) for p in item['loc']) or 'the object'}: {item['msg']} "
+             f"(got {clip(json.dumps(item['input'], default=str), 60)})" for item in items[:shown]]
+    if len(items) > shown:
+        parts.append(f"and {len(items) - shown} more")
+    return "; ".join(parts)
+
+
+@singledispatch
+def problems(task: Task, output: BaseModel) -> list[str]:
+    """What breaks the task's own rules, beyond the schema."""
+    return []
+
+
+@problems.register
+def _decompose(task: DecomposeTask, output) -> list[str]:
+    ids = [f.id for f in output.functions]
+    found = [f"function id {i!r} is used twice" for i in repeated(ids)]
+    found += [f"{f.id} depends on {d!r}, which is not another function's id"
+              for f in output.functions for d in f.depends_on if d not in ids or d == f.id]
+    return found
+
+
+@problems.register
+def _map(task: MapCategoriesTask, output) -> list[str]:
+    names = [c.name for c in task.candidates]
+    found = [f"{c!r} is not a candidate category; choose from {names}" for c in output.categories if c not in names]
+    found += [f"category {c!r} is chosen twice" for c in repeated(output.categories)]
+    if len(output.categories) > task.max_categories:
+        found.append(f"{len(output.categories)} categories chosen; at most {task.max_categories}")
+    if names and not output.categories:
+        found.append("no category chosen; choose at least one")
+    return found
+
+
+@problems.register
+def _bid(task: BidTask, output) -> list[str]:
+    own = [api.api_id for api in task.knowledge.apis]
+    found = [f"api_id {d.api_id} is not one of your APIs {clip(str(own), 80)}"
+             for d in output.proposals if d.api_id not in own]
+    found += [f"api_id {a} is proposed twice" for a in repeated([d.api_id for d in output.proposals])]
+    if not output.proposals and not output.refusal:
+        found.append("no proposal and no refusal; propose your APIs that fit, or give a refusal")
+    return found
+
+
+@problems.register
+def _select(task: SelectTask, output) -> list[str]:
+    proposed = {p.api_id for p in task.proposals}
+    found = [f"api_id {a} was not proposed" for a in output.api_ids if a not in proposed]
+    found += [f"api_id {a} is selected twice" for a in repeated(output.api_ids)]
+    if task.max_apis and len(output.api_ids) > task.max_apis:
+        found.append(f"{len(output.api_ids)} APIs selected; at most {task.max_apis}")
+    return found
+
+
+# -- small helpers -----------------------------------------------------------------------------
+def describe_step(task: Task) -> str:
+    if isinstance(task, BidTask):
+        return f"contractor {task.knowledge.contractor}, bid on {task.cfp.task_id}"
+    if isinstance(task, MapCategoriesTask):
+        return f"manager, map {task.function.id}"
+    return f"{task.role}, {task.step}"
+
+
+def server_message(error: openai.APIStatusError) -> str:
+    """The server's own words: OpenAI-style {"error": {"message": ...}}, else the client's summary."""
+    body = error.body
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        body = body["error"]
+    message = body.get("message") if isinstance(body, dict) else None
+    return clip(str(message or error.message), 160)
+
+
+def note_once(context: RunContext, text: str) -> None:
+    if text not in context.notes:
+        context.note(text)
+
+
+def repeated(items: list) -> list:
+    seen, twice = set(), []
+    for item in items:
+        if item in seen and item not in twice:
+            twice.append(item)
+        seen.add(item)
+    return twice
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,180 @@
+"""Real stand-ins for the LLM reasoner's tests: a small OpenAI-compatible HTTP server that answers
+from a script, and a scripted fallback reasoner that records what it was asked.
+
+    with FakeLLMServer() as server:
+        server.enqueue(Answer({"functions": [...]}), Status(429), Hang(5))
+        reasoner = LLMReasoner(base_url=server.url, model="fake", fallback=ScriptedFallback(), ...)
+        ...
+        server.requests  # the JSON bodies received, in order
+
+Replies are used in order, one per HTTP request. With `rejects_json_schema`, a request for
+response_format json_schema is answered HTTP 500 without using a reply, as llama.cpp's server does.
+A request with no reply left is answered HTTP 500 with `x-should-retry: false`, so a test that
+asks more than it scripted fails quickly and visibly."""
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from pydantic import BaseModel
+
+from agents.reasoners.base import Reasoner
+from agents.tasks import (BidDecision, BidTask, CategoryMapping, DecomposeTask, Decomposition, FunctionSpec,
+                          MapCategoriesTask, Selection, SelectTask)
+
+
+@dataclass
+class Answer:
+    """HTTP 200 with a chat completion whose content is `content` (a dict is sent as its JSON)."""
+
+    content: str | dict
+    prompt_tokens: int = 100
+    completion_tokens: int = 20
+    finish_reason: str = "stop"
+    delay_s: float = 0.0
+
+
+@dataclass
+class Status:
+    """An HTTP error, e.g. 429 or 500. retry-after-ms keeps the client's backoff short in tests."""
+
+    code: int
+    message: str = "scripted error"
+    retry_after_ms: int = 10
+
+
+@dataclass
+class Hang:
+    """Say nothing for `seconds` (past the client's timeout), then close the connection."""
+
+    seconds: float
+
+
+class FakeLLMServer:
+    def __init__(self, *, rejects_json_schema: bool = False):
+        self.rejects_json_schema = rejects_json_schema
+        self.requests: list[dict] = []
+        self._replies: list = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._open = 0
+        self.peak_in_flight = 0
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._http.daemon_threads = True
+        self._thread = threading.Thread(target=self._http.serve_forever, args=(0.05,), daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
+
+    def enqueue(self, *replies) -> "FakeLLMServer":
+        with self._lock:
+            self._replies.extend(replies)
+        return self
+
+    @property
+    def unused(self) -> int:
+        return len(self._replies)
+
+    def __enter__(self) -> "FakeLLMServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stopping.set()
+        self._http.shutdown()
+        self._http.server_close()
+
+    def _next(self, body: dict):
+        with self._lock:
+            self.requests.append(body)
+            if self.rejects_json_schema and (body.get("response_format") or {}).get("type") == "json_schema":
+                return Status(500, "Unsupported response_format type json_schema", retry_after_ms=0)
+            return self._replies.pop(0) if self._replies else None
+
+    def _enter(self) -> None:
+        with self._lock:
+            self._open += 1
+            self.peak_in_flight = max(self.peak_in_flight, self._open)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._open -= 1
+
+    def _handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                if not self.path.endswith("/chat/completions"):
+                    return self._send(404, {"error": {"message": f"no route {self.path}"}})
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                reply = server._next(body)
+                server._enter()
+                try:
+                    self._reply(reply, body)
+                finally:
+                    server._leave()
+
+            def _reply(self, reply, body):
+                if reply is None:
+                    return self._send(500, {"error": {"message": "the test scripted no reply for this request"}},
+                                      {"x-should-retry": "false"})
+                if isinstance(reply, Hang):
+                    server._stopping.wait(reply.seconds)
+                    self.close_connection = True
+                    return None
+                if isinstance(reply, Status):
+                    headers = {"retry-after-ms": str(reply.retry_after_ms)} if reply.retry_after_ms else {}
+                    return self._send(reply.code, {"error": {"message": reply.message, "code": reply.code}}, headers)
+                time.sleep(reply.delay_s)
+                content = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
+                return self._send(200, {
+                    "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion", "created": int(time.time()),
+                    "model": body.get("model", "fake"),
+                    "choices": [{"index": 0, "finish_reason": reply.finish_reason,
+                                 "message": {"role": "assistant", "content": content}}],
+                    "usage": {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+                              "total_tokens": reply.prompt_tokens + reply.completion_tokens},
+                })
+
+            def _send(self, code: int, payload: dict, headers: dict | None = None):
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout); nothing to tell it
+
+        return Handler
+
+
+class ScriptedFallback(Reasoner):
+    """The fallback in these tests: answers every task with a fixed, valid output and records the tasks."""
+
+    name = "test-scripted-fallback"
+
+    def __init__(self, outputs: dict[type, BaseModel] | None = None):
+        self.outputs = {
+            DecomposeTask: Decomposition(functions=[FunctionSpec(id="f1", name="fallback", description="fallback")]),
+            MapCategoriesTask: CategoryMapping(categories=[], rationale="fallback"),
+            BidTask: BidDecision(refusal="fallback"),
+            SelectTask: Selection(api_ids=[], rationale="fallback"),
+            **(outputs or {}),
+        }
+        self.asked: list = []
+
+    def run(self, task, context):
+        context.check()
+        self.asked.append(task)
+        return self.outputs[type(task)]

@@ -1,0 +1,277 @@
+"""The LLM reasoner against a scripted OpenAI-compatible server: every case ends in a valid output
+(the fallback's where the LLM could not give one) and notes that say what happened."""
+
+import threading
+import time
+
+import pytest
+
+from agents.context import Cancelled, RunContext
+from agents.messages import CallForProposals, Propose
+from agents.reasoners.llm import LLMReasoner
+from agents.tasks import (ApiKnowledge, BidDecision, BidTask, CategoryCandidate, CategoryMapping, ContractorKnowledge,
+                          DecomposeTask, Decomposition, FunctionSpec, MapCategoriesTask, Selection, SelectTask)
+from tests.llm_fake_server import Answer, FakeLLMServer, Hang, ScriptedFallback, Status
+
+DECOMPOSITION = {"functions": [
+    {"id": "f1", "name": "find restaurants", "description": "nearby restaurants with their reviews", "depends_on": []},
+    {"id": "f2", "name": "show on a map", "description": "shows them on a map", "depends_on": ["f1"]},
+]}
+REQUIREMENT = "A site that shows nearby restaurants on a map with their reviews"
+
+
+def decompose() -> DecomposeTask:
+    return DecomposeTask(requirement=REQUIREMENT)
+
+
+def bid(api_ids=(3,)) -> BidTask:
+    cfp = CallForProposals(sender="manager", receiver="*", task_id="t1", function_id="f1",
+                           function="nearby restaurants with their reviews", categories=["Reviews"], requirement=REQUIREMENT)
+    apis = [ApiKnowledge(api_id=i, name=f"API {i}", categories=["Reviews"], description=f"API {i} gives reviews.")
+            for i in api_ids]
+    return BidTask(cfp=cfp, knowledge=ContractorKnowledge(contractor=f"api:{api_ids[0]}", apis=apis))
+
+
+@pytest.fixture
+def server():
+    with FakeLLMServer() as fake:
+        yield fake
+
+
+@pytest.fixture
+def fallback():
+    return ScriptedFallback()
+
+
+def reasoner(server, fallback, **options) -> LLMReasoner:
+    settings = {"timeout_s": 1.0, "max_retries": 2, **options}
+    return LLMReasoner(base_url=server.url, model="fake-model", fallback=fallback, **settings)
+
+
+def test_a_valid_answer_becomes_the_output_and_its_tokens_are_counted(server, fallback):
+    server.enqueue(Answer(DECOMPOSITION, prompt_tokens=321, completion_tokens=45))
+    context = RunContext()
+
+    output = reasoner(server, fallback).run(decompose(), context)
+
+    assert output == Decomposition.model_validate(DECOMPOSITION)
+    (request,) = server.requests
+    assert request["model"] == "fake-model"
+    assert request["response_format"]["type"] == "json_schema"
+    assert request["response_format"]["json_schema"]["schema"] == Decomposition.model_json_schema()
+    assert context.cost.tokens.input == 321 and context.cost.tokens.output == 45
+    assert context.cost.tokens_by_role["manager"].input == 321
+    assert context.cost.llm_calls == 1 and context.cost.fallbacks == 0
+    assert context.notes == [] and fallback.asked == []
+
+
+def test_a_server_that_turns_down_json_schema_is_asked_in_json_mode_with_the_schema(fallback):
+    with FakeLLMServer(rejects_json_schema=True) as server:
+        server.enqueue(Answer(DECOMPOSITION), Answer(DECOMPOSITION))
+        llm = reasoner(server, fallback)
+        context = RunContext()
+
+        first = llm.run(decompose(), context)
+        second = llm.run(decompose(), context)
+
+    assert first == second == Decomposition.model_validate(DECOMPOSITION)
+    formats = [r["response_format"] for r in server.requests]
+    assert [f["type"] for f in formats] == ["json_schema", "json_object", "json_object"]  # asked once, then remembered
+    assert formats[1]["schema"] == Decomposition.model_json_schema()
+    assert context.notes == ["The LLM server turned down response_format json_schema (HTTP 500); "
+                             "asking in JSON mode with the schema from now on."]
+    assert context.cost.llm_calls == 2 and fallback.asked == []
+
+
+def test_malformed_json_is_sent_back_once_and_the_repair_is_used(server, fallback):
+    server.enqueue(Answer("Sure! Here are the functions: f1, f2"), Answer(DECOMPOSITION))
+    context = RunContext()
+
+    output = reasoner(server, fallback).run(decompose(), context)
+
+    assert output == Decomposition.model_validate(DECOMPOSITION)
+    first, repair = server.requests
+    assert repair["messages"][:2] == first["messages"]
+    assert repair["messages"][2] == {"role": "assistant", "content": "Sure! Here are the functions: f1, f2"}
+    assert "not valid JSON" in repair["messages"][3]["content"]
+    assert context.notes == [
+        "manager, decompose: the LLM's answer was invalid (not valid JSON: Expecting value at line 1 column 1); "
+        "sent it back once to be repaired.",
+        "manager, decompose: the repaired answer is valid.",
+    ]
+    assert context.cost.llm_calls == 2 and context.cost.tokens.input == 200 and fallback.asked == []
+
+
+def test_a_score_out_of_range_is_invalid_twice_then_the_fallback_answers(server, fallback):
+    wild = {"proposals": [{"api_id": 3, "score": 1234567890, "rationale": "it has reviews"}]}
+    server.enqueue(Answer(wild), Answer(wild))
+    context = RunContext()
+    task = bid()
+
+    output = reasoner(server, fallback).run(task, context)
+
+    assert output == BidDecision(refusal="fallback")  # not a clamped score of 1
+    assert fallback.asked == [task]
+    assert "proposals.0.score: Input should be less than or equal to 1" in server.requests[1]["messages"][-1]["content"]
+    assert context.notes[0].startswith("contractor api:3, bid on t1: the LLM's answer was invalid (does not match "
+                                       "the schema: proposals.0.score: Input should be less than or equal to 1 "
+                                       "(got 1234567890))")
+    assert context.notes[1].startswith("contractor api:3, bid on t1: the repaired answer was still invalid")
+    assert context.notes[1].endswith("the test-scripted-fallback reasoner answered this step.")
+    assert context.cost.fallbacks == 1 and context.cost.llm_calls == 2
+    assert context.cost.tokens_by_role["contractor"].input == 200
+
+
+def test_malformed_json_twice_falls_back(server, fallback):
+    server.enqueue(Answer('{"functions": [ {"id": "f1"'), Answer("```json\n{\"functions\": \n```"))
+    context = RunContext()
+
+    output = reasoner(server, fallback).run(decompose(), context)
+
+    assert output == fallback.outputs[DecomposeTask]
+    assert "not valid JSON" in context.notes[0] and "not valid JSON" in context.notes[1]
+    assert context.cost.fallbacks == 1
+
+
+def test_a_bid_for_an_api_the_contractor_does_not_hold_is_invalid(server, fallback):
+    foreign = {"proposals": [{"api_id": 0, "score": 0.9, "rationale": "Google Maps is best"}]}
+    own = {"proposals": [{"api_id": 3, "score": 0.8, "rationale": "restaurant reviews"}]}
+    server.enqueue(Answer(foreign), Answer(own))
+    context = RunContext()
+
+    output = reasoner(server, fallback).run(bid(), context)
+
+    assert [p.api_id for p in output.proposals] == [3]
+    assert "api_id 0 is not one of your APIs [3]" in context.notes[0]
+
+
+def test_categories_and_selections_must_come_from_what_was_offered(server, fallback):
+    candidates = [CategoryCandidate(name="Reviews", similarity=0.6), CategoryCandidate(name="Food", similarity=0.5)]
+    mapping = MapCategoriesTask(requirement=REQUIREMENT, function=FunctionSpec(id="f1", name="x", description="reviews"),
+                                candidates=candidates, max_categories=1)
+    proposal = Propose(sender="api:3", receiver="manager", task_id="t1", api_id=3, api_name="Yelp", score=0.8, rationale="r")
+    selection = SelectTask(requirement=REQUIREMENT, functions=[FunctionSpec(id="f1", name="x", description="reviews")],
+                           proposals=[proposal], max_apis=1)
+    server.enqueue(Answer({"categories": ["Mapping"]}), Answer({"categories": ["Reviews"]}),
+                   Answer({"api_ids": [3, 3]}), Answer({"api_ids": [3]}))
+    context = RunContext()
+    llm = reasoner(server, fallback)
+
+    assert llm.run(mapping, context) == CategoryMapping(categories=["Reviews"])
+    assert llm.run(selection, context) == Selection(api_ids=[3])
+    assert "'Mapping' is not a candidate category; choose from ['Reviews', 'Food']" in context.notes[0]
+    assert "api_id 3 is selected twice; 2 APIs selected; at most 1" in context.notes[2]
+
+
+def test_a_rate_limit_is_retried_and_the_answer_used(server, fallback):
+    server.enqueue(Status(429, "slow down"), Answer(DECOMPOSITION))
+    context = RunContext()
+
+    output = reasoner(server, fallback).run(decompose(), context)
+
+    assert output == Decomposition.model_validate(DECOMPOSITION)
+    assert len(server.requests) == 2
+    assert context.notes == ["manager, decompose: answered after 1 retry."]
+    assert context.cost.llm_calls == 1 and context.cost.fallbacks == 0
+
+
+def test_server_errors_are_retried_then_the_fallback_answers(server, fallback):
+    server.enqueue(*[Status(500, "model crashed")] * 4)
+    context = RunContext()
+
+    output = reasoner(server, fallback, max_retries=2).run(decompose(), context)
+
+    assert output == fallback.outputs[DecomposeTask]
+    # One request asks whether the server takes json_schema; then JSON mode, tried 1 + 2 times.
+    assert len(server.requests) == 4 and server.unused == 0
+    assert context.notes == ["manager, decompose: the LLM endpoint failed (HTTP 500, 3 attempts: model crashed); "
+                             "the test-scripted-fallback reasoner answered this step."]
+    assert context.cost.fallbacks == 1 and context.cost.llm_calls == 0
+
+
+def test_a_hanging_server_times_out_and_later_steps_do_not_wait_for_it(server, fallback):
+    server.enqueue(Hang(5), Hang(5))
+    context = RunContext()
+    llm = reasoner(server, fallback, timeout_s=0.3, max_retries=1)
+
+    started = time.perf_counter()
+    first = llm.run(decompose(), context)
+    second = llm.run(bid(), context)
+    took = time.perf_counter() - started
+
+    assert first == fallback.outputs[DecomposeTask] and second == fallback.outputs[BidTask]
+    assert len(server.requests) == 2  # the second step did not ask the failing endpoint
+    assert took < 2.5
+    assert context.notes[0] == ("manager, decompose: the LLM endpoint failed (no answer within 0.3 s, 2 attempts); "
+                                "the test-scripted-fallback reasoner answered this step.")
+    assert context.notes[1].startswith("The LLM endpoint failed (no answer within 0.3 s, 2 attempts); steps in the 30 s")
+    assert context.cost.fallbacks == 2
+
+
+def test_an_unreachable_server_is_named_in_the_note(fallback):
+    llm = LLMReasoner(base_url="http://127.0.0.1:9/v1", model="m", fallback=fallback, timeout_s=0.5, max_retries=0)
+    context = RunContext()
+
+    assert llm.run(decompose(), context) == fallback.outputs[DecomposeTask]
+    assert "cannot reach http://127.0.0.1:9/v1, 1 attempts; is the server running? Check TENDER_LLM_BASE_URL" in context.notes[0]
+
+
+def test_an_unknown_model_says_which_setting_to_check(server, fallback):
+    server.enqueue(Status(404, "model 'fake-model' not found"))
+    context = RunContext()
+
+    reasoner(server, fallback).run(decompose(), context)
+
+    assert "HTTP 404, no model 'fake-model'" in context.notes[0] and "TENDER_LLM_MODEL" in context.notes[0]
+
+
+def test_past_the_token_budget_the_remaining_steps_use_the_fallback(server, fallback):
+    server.enqueue(Answer(DECOMPOSITION, prompt_tokens=900, completion_tokens=150))
+    context = RunContext(max_tokens=1000)
+    llm = reasoner(server, fallback)
+
+    assert llm.run(decompose(), context) == Decomposition.model_validate(DECOMPOSITION)
+    assert llm.run(bid(), context) == fallback.outputs[BidTask]
+    assert llm.run(bid(), context) == fallback.outputs[BidTask]
+
+    assert len(server.requests) == 1
+    assert context.notes == ["Token budget of 1,000 per request reached: the remaining steps use the "
+                             "test-scripted-fallback reasoner."]
+    assert context.cost.fallbacks == 2 and context.cost.tokens.input + context.cost.tokens.output == 1050
+
+
+def test_no_repair_past_the_budget(server, fallback):
+    server.enqueue(Answer("not json", prompt_tokens=1000))
+    context = RunContext(max_tokens=1000)
+
+    assert reasoner(server, fallback).run(decompose(), context) == fallback.outputs[DecomposeTask]
+    assert len(server.requests) == 1
+    assert context.notes[-1] == ("manager, decompose: no token budget left to repair the answer; "
+                                 "the test-scripted-fallback reasoner answered this step.")
+
+
+def test_a_cancelled_request_asks_nothing(server, fallback):
+    context = RunContext()
+    context.cancel.set()
+
+    with pytest.raises(Cancelled):
+        reasoner(server, fallback).run(decompose(), context)
+    assert server.requests == [] and fallback.asked == []
+
+
+def test_parallel_bids_stay_within_the_limit_of_calls_in_flight(server, fallback):
+    answer = {"proposals": [], "refusal": "no fit"}
+    server.enqueue(*[Answer(answer, delay_s=0.1) for _ in range(9)])
+    llm = reasoner(server, fallback, max_in_flight=2)
+    context = RunContext()
+    llm.run(bid(), context)  # the first request settles the response format; then eight race
+
+    threads = [threading.Thread(target=llm.run, args=(bid(), context)) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    assert llm.max_in_flight == 2
+    assert len(server.requests) == 9 and server.peak_in_flight == 2
+    assert context.cost.llm_calls == 9 and context.cost.fallbacks == 0
