@@ -7,14 +7,16 @@ from a script, and a scripted fallback reasoner that records what it was asked.
         ...
         server.requests  # the JSON bodies received, in order
 
-Replies are used in order, one per HTTP request. With `rejects_json_schema`, a request for
+Replies are used in order, one per HTTP request; when none is queued, `respond(body)` (if given)
+makes one from the request. With `rejects_json_schema`, a request for
 response_format json_schema is answered HTTP 500 without using a reply, as llama.cpp's server does.
-A request with no reply left is answered HTTP 500 with `x-should-retry: false`, so a test that
+A request with no reply at all is answered HTTP 500 with `x-should-retry: false`, so a test that
 asks more than it scripted fails quickly and visibly."""
 
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -53,8 +55,9 @@ class Hang:
 
 
 class FakeLLMServer:
-    def __init__(self, *, rejects_json_schema: bool = False):
+    def __init__(self, *, rejects_json_schema: bool = False, respond: Callable[[dict], object] | None = None):
         self.rejects_json_schema = rejects_json_schema
+        self.respond = respond
         self.requests: list[dict] = []
         self._replies: list = []
         self._lock = threading.Lock()
@@ -92,7 +95,9 @@ class FakeLLMServer:
             self.requests.append(body)
             if self.rejects_json_schema and (body.get("response_format") or {}).get("type") == "json_schema":
                 return Status(500, "Unsupported response_format type json_schema", retry_after_ms=0)
-            return self._replies.pop(0) if self._replies else None
+            if self._replies:
+                return self._replies.pop(0)
+        return self.respond(body) if self.respond else None
 
     def _enter(self) -> None:
         with self._lock:

@@ -213,7 +213,7 @@ def test_an_unreachable_server_is_named_in_the_note(fallback):
     context = RunContext()
 
     assert llm.run(decompose(), context) == fallback.outputs[DecomposeTask]
-    assert "cannot reach http://127.0.0.1:9/v1, 1 attempts; is the server running? Check TENDER_LLM_BASE_URL" in context.notes[0]
+    assert "cannot reach http://127.0.0.1:9/v1, 1 attempt; is the server running? Check TENDER_LLM_BASE_URL" in context.notes[0]
 
 
 def test_an_unknown_model_says_which_setting_to_check(server, fallback):

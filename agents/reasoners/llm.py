@@ -134,7 +134,7 @@ class LLMReasoner(Reasoner):
             "name": task.output.__name__, "schema": schema, "strict": False}})
         json_mode = self._request(messages, {"type": "json_object", "schema": schema})
         candidates = {None: [json_schema, json_mode], True: [json_schema], False: [json_mode]}[self._takes_json_schema]
-        for request in candidates if self.cache else []:
+        for request in candidates if self.cache is not None else []:
             if (hit := self.cache.get(request)) is not None:
                 context.add_tokens(task.role, hit.prompt_tokens, hit.completion_tokens)
                 context.cost.cache_hits += 1
@@ -146,7 +146,7 @@ class LLMReasoner(Reasoner):
         if retries:
             context.note(f"{where}: answered after {retries} {'retry' if retries == 1 else 'retries'}.")
         context.add_tokens(task.role, completion.prompt_tokens, completion.completion_tokens)
-        if self.cache:
+        if self.cache is not None:
             self.cache.put(request, completion)
         return completion
 
@@ -206,7 +206,7 @@ class LLMReasoner(Reasoner):
 
     def _unavailable(self, error: openai.APIError) -> Unavailable:
         """What failed, in words that say what to check."""
-        attempts = f"{self.max_retries + 1} attempts"
+        attempts = f"{self.max_retries + 1} attempt{'s' if self.max_retries else ''}"
         if isinstance(error, openai.APITimeoutError):
             return Unavailable(f"no answer within {self.timeout_s:g} s, {attempts}", pause=True)
         if isinstance(error, openai.APIConnectionError):

@@ -1,0 +1,101 @@
+"""Whole runs with an LLM role: the plan is valid whatever the endpoint does, and says what happened."""
+
+import html
+import json
+import re
+import time
+
+import pytest
+
+from agents.context import RunContext
+from agents.reasoners.embedded import EmbeddedReasoner
+from agents.reasoners.llm import LLMReasoner
+from agents.request import Request
+from agents.service import Tender
+from tests.llm_fake_server import Answer, FakeLLMServer, Hang
+
+REQUIREMENT = "A site that shows nearby restaurants on a map with their reviews"
+
+
+def element(body: dict, tag: str) -> list[dict]:
+    """The JSON lines of one data element of the request's prompt."""
+    user = body["messages"][1]["content"]
+    inside = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", user, re.S).group(1)
+    return [json.loads(html.unescape(line)) for line in inside.splitlines() if line.strip()]
+
+
+def a_sensible_manager(body: dict) -> Answer:
+    """Answers as a competent manager model would, from what the prompt offers."""
+    format_ = body["response_format"]
+    title = (format_.get("schema") or format_["json_schema"]["schema"])["title"]
+    if title == "Decomposition":
+        return Answer({"functions": [
+            {"id": "f1", "name": "restaurant reviews", "description": "nearby restaurants with their reviews"},
+            {"id": "f2", "name": "map", "description": "shows them on a map", "depends_on": ["f1"]}]})
+    if title == "CategoryMapping":
+        return Answer({"categories": [element(body, "candidate_categories")[0]["name"]], "rationale": "closest"})
+    if title == "Selection":
+        proposals = sorted(element(body, "proposals"), key=lambda p: -p["score"])
+        return Answer({"api_ids": list(dict.fromkeys(p["api_id"] for p in proposals))[:2], "rationale": "best bids"})
+    raise AssertionError(f"the manager was not expected to be asked for {title}")
+
+
+def tender(catalog, embedder, server, *, manager=False, contractors=False, **options) -> Tender:
+    offline = EmbeddedReasoner(embedder)
+    llm = LLMReasoner(base_url=server.url, model="fake", fallback=offline, timeout_s=1, max_retries=0, **options)
+    return Tender(catalog, manager=llm if manager else offline, contractors=llm if contractors else offline)
+
+
+def test_an_llm_manager_with_offline_contractors(catalog, embedder):
+    with FakeLLMServer(respond=a_sensible_manager) as server:
+        run = tender(catalog, embedder, server, manager=True).recommend(Request.create(REQUIREMENT))
+
+    plan = run.plan
+    assert plan.backends == {"manager": "llm", "contractors": "offline"}
+    assert [s.function for s in plan.steps] == ["nearby restaurants with their reviews", "shows them on a map"]
+    assert plan.apis and {a.name for a in plan.apis} <= {"Yelp", "Zomato", "Google Maps", "Bing Maps", "OpenStreetMap"}
+    assert plan.cost.fallbacks == 0 and plan.notes == []
+    asked = [r["response_format"]["json_schema"]["name"] for r in server.requests]
+    assert asked[0] == "Decomposition" and asked[-1] == "Selection" and "CategoryMapping" in asked
+    assert plan.cost.llm_calls == len(server.requests)
+    assert plan.cost.tokens_by_role["manager"].input == 100 * len(server.requests)
+    assert "contractor" not in plan.cost.tokens_by_role
+
+
+@pytest.mark.parametrize("protocol", ["manager-led", "contractor-led", "collaborative", "single-agent"])
+def test_an_llm_that_never_answers_well_gives_the_offline_plan(catalog, embedder, protocol):
+    request = Request.create(REQUIREMENT, protocol=protocol)
+    offline = Tender(catalog, manager=EmbeddedReasoner(embedder), contractors=EmbeddedReasoner(embedder)).recommend(request)
+    with FakeLLMServer(respond=lambda body: Answer("I would suggest Google Maps.")) as server:
+        run = tender(catalog, embedder, server, manager=True, contractors=True).recommend(request)
+
+    plan = run.plan
+    assert [a.api_id for a in plan.apis] == [a.api_id for a in offline.plan.apis]
+    assert plan.cost.fallbacks > 0 and plan.cost.llm_calls == len(server.requests) == 2 * plan.cost.fallbacks
+    assert all("not valid JSON" in note for note in plan.notes)
+    assert sum("reasoner answered this step" in note for note in plan.notes) == plan.cost.fallbacks
+    assert run.transcript.notes == plan.notes
+
+
+def test_a_hanging_endpoint_costs_one_timeout_not_one_per_contractor(catalog, embedder):
+    with FakeLLMServer(respond=lambda body: Hang(5)) as server:
+        started = time.perf_counter()
+        run = tender(catalog, embedder, server, contractors=True, max_in_flight=1).recommend(Request.create(REQUIREMENT))
+        took = time.perf_counter() - started
+
+    assert run.plan.apis and took < 4
+    assert len(server.requests) == 1
+    assert "no answer within 1 s" in run.plan.notes[0]
+    assert any(note.startswith("The LLM endpoint failed (no answer within 1 s") for note in run.plan.notes)
+    assert run.plan.cost.fallbacks == run.plan.cost.contractors_contacted > 1
+
+
+def test_the_token_budget_of_a_request(catalog, embedder):
+    with FakeLLMServer(respond=a_sensible_manager) as server:
+        llm_tender = tender(catalog, embedder, server, manager=True)
+        run = llm_tender.recommend(Request.create(REQUIREMENT), RunContext(max_tokens=250))
+
+    assert len(server.requests) == 3  # 120 tokens each: the third crosses the budget
+    assert run.plan.cost.tokens.input + run.plan.cost.tokens.output == 360
+    assert "Token budget of 250 per request reached: the remaining steps use the offline reasoner." in run.plan.notes
+    assert run.plan.apis
