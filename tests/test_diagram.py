@@ -1,0 +1,77 @@
+"""The Mermaid sequence diagram of a transcript."""
+
+import re
+
+from agents.diagram import sequence_diagram
+from agents.messages import (AcceptProposal, Backtrack, CallForProposals, Failure, Inform, Propose, RejectProposal,
+                             Refuse, RoutedContractor, Routing, Transcript)
+
+
+def cfp(task_id: str, round: int = 1, categories=("Mapping",)) -> CallForProposals:
+    return CallForProposals(sender="manager", receiver="*", task_id=task_id, requirement="restaurants on a map",
+                            function_id="f1", function="show restaurants on a map", categories=list(categories), round=round)
+
+
+def routed(task_id: str, *contractors: str) -> Routing:
+    return Routing(task_id=task_id, strategy="embedding", eligible=24,
+                   contacted=[RoutedContractor(contractor=c, similarity=0.5, reason="close profile") for c in contractors])
+
+
+def exchange() -> Transcript:
+    return Transcript(
+        messages=[
+            cfp("t1"),
+            Propose(sender="api:0", receiver="manager", task_id="t1", api_id=0, api_name="Google Maps", score=0.91,
+                    rationale="maps; markers #1"),
+            Refuse(sender="category:Food", receiver="manager", task_id="t1", reason="nothing to offer;\nsorry"),
+            AcceptProposal(sender="manager", receiver="api:0", task_id="t1", api_id=0, reason="best score"),
+            RejectProposal(sender="manager", receiver="api:2", task_id="t1", api_id=2, reason="lower score"),
+            Inform(sender="api:0", receiver="manager", task_id="t1", api_id=0, result="contract taken"),
+            cfp("t2", round=2, categories=("Reviews",)),
+            Failure(sender="manager", receiver="*", task_id="t2", reason="no bids"),
+        ],
+        routing=[routed("t1", "api:0", "category:Food", "api:2"), routed("t2")],
+        backtracking=[Backtrack(function_id="f1", round=2, reason="no admissible bid", from_categories=["Mapping"],
+                                to_categories=["Reviews"])],
+        notes=["fell back to the embedded reasoner"],
+    )
+
+
+def test_starts_as_a_sequence_diagram_with_named_participants():
+    text = sequence_diagram(exchange())
+    lines = text.splitlines()
+    assert lines[0] == "sequenceDiagram"
+    assert "    participant manager as Manager" in lines
+    assert any(re.fullmatch(r"    participant c\d+ as Google Maps \(api 0\)", line) for line in lines)
+    assert any(re.fullmatch(r"    participant c\d+ as Food \(category\)", line) for line in lines)
+
+
+def test_every_message_is_drawn():
+    text = sequence_diagram(exchange())
+    assert text.count("manager->>") == 3 + 1  # the CFP to the three routed contractors, then the accept
+    assert "-->>manager: propose Google Maps (0.91)" in text
+    assert re.search(r"c\d+--xmanager: refuse: nothing to offer sorry", text)
+    assert re.search(r"manager-xc\d+: reject 2: lower score", text)
+    assert re.search(r"c\d+-->>manager: inform: contract taken", text)
+    assert "Note over manager: backtrack f1: no admissible bid" in text
+    assert "Note over manager: CFP t2 f1 round 2 in Reviews reached no contractor" in text
+    assert "Note over manager: failure: no bids" in text
+    assert "Note over manager: fell back to the embedded reasoner" in text
+
+
+def test_text_cannot_break_the_diagram():
+    body = sequence_diagram(exchange()).splitlines()[1:]
+    assert all(";" not in line and "#" not in line for line in body)
+    assert all(line.startswith("    ") for line in body)
+
+
+def test_long_exchanges_are_cut_with_a_note():
+    contractors = [f"api:{i}" for i in range(40)]
+    transcript = Transcript(messages=[cfp("t1")], routing=[routed("t1", *contractors)])
+    text = sequence_diagram(transcript, max_arrows=10)
+    assert text.count("->>") == 10
+    assert "Note over manager: 30 more messages not drawn" in text
+
+
+def test_an_empty_transcript_is_still_a_diagram():
+    assert sequence_diagram(Transcript()) == "sequenceDiagram\n    participant manager as Manager\n"

@@ -1,0 +1,59 @@
+"""Resources, resource templates and the compose_service prompt, through the in-memory client."""
+
+import json
+
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from server.app import build_server
+from tests.server_support import REQUIREMENT, ok, settings  # noqa: F401 (fixture)
+
+
+async def test_lists_the_resources_and_templates(settings):
+    async with Client(build_server(settings)) as client:
+        resources = (await client.list_resources()).resources
+        templates = (await client.list_resource_templates()).resource_templates
+    assert [(r.uri, r.mime_type) for r in resources] == [("catalog://categories", "application/json")]
+    assert {t.uri_template for t in templates} == {"catalog://apis/{api_id}", "runs://{run_id}"}
+    assert all(t.description for t in templates)
+
+
+async def test_categories_resource(settings):
+    async with Client(build_server(settings)) as client:
+        contents = (await client.read_resource("catalog://categories")).contents
+    categories = json.loads(contents[0].text)
+    assert {"name": "Mapping", "api_count": 3, "primary_count": 3} in categories
+    assert [c["name"] for c in categories] == sorted(c["name"] for c in categories)
+
+
+async def test_api_resource(settings):
+    async with Client(build_server(settings)) as client:
+        card = json.loads((await client.read_resource("catalog://apis/3")).contents[0].text)
+        with pytest.raises(MCPError, match="No API 999 "):
+            await client.read_resource("catalog://apis/999")
+    assert card["name"] == "Yelp" and card["usage_count"] > 0 and card["co_used"]
+
+
+async def test_run_resource(settings):
+    async with Client(build_server(settings)) as client:
+        plan = ok(await client.call_tool("recommend_apis", {"requirement": REQUIREMENT}))
+        stored = json.loads((await client.read_resource(f"runs://{plan['run_id']}")).contents[0].text)
+        with pytest.raises(MCPError, match="No run 'missing'"):
+            await client.read_resource("runs://missing")
+    assert stored["plan"] == plan
+    assert stored["transcript"]["messages"][0]["kind"] == "cfp"
+
+
+async def test_compose_service_prompt(settings):
+    async with Client(build_server(settings)) as client:
+        prompts = (await client.list_prompts()).prompts
+        result = await client.get_prompt("compose_service", {"requirement": "  A map of bike shops  "})
+    assert [(p.name, [a.name for a in p.arguments]) for p in prompts] == [("compose_service", ["requirement"])]
+    assert prompts[0].arguments[0].required
+    [message] = result.messages
+    assert message.role == "user"
+    text = message.content.text
+    assert "A map of bike shops\n" in text
+    assert text.index("recommend_apis") < text.index("explain_bids")
+    assert "mermaid" in text

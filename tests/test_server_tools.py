@@ -1,0 +1,301 @@
+"""Every tool through the in-memory MCP client: results, schemas, progress, cancellation and errors."""
+
+import threading
+
+import anyio
+import pytest
+from mcp import Client
+
+from agents.context import Cancelled
+from agents.request import MAX_REQUIREMENT_CHARS
+from agents.service import Tender
+from server.app import AppContext, build_server
+from server.runs import RunStore
+from tests.server_support import REQUIREMENT, error_text, ok, server_env, settings  # noqa: F401 (fixtures)
+
+TOOLS = {"recommend_apis", "explain_bids", "compare_protocols", "search_apis", "get_api", "list_categories"}
+
+
+def connect(settings) -> Client:
+    """An in-memory client of a fresh server. Entered inside each test: an async fixture would leave the
+    client's task group in another task."""
+    return Client(build_server(settings))
+
+
+async def recommend(client, requirement=REQUIREMENT, **arguments) -> dict:
+    return ok(await client.call_tool("recommend_apis", {"requirement": requirement, **arguments}))
+
+
+# -- the tool list --------------------------------------------------------------------------------
+async def test_every_tool_is_read_only_with_an_output_schema_and_a_description(settings):
+    async with connect(settings) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert set(tools) == TOOLS
+        for tool in tools.values():
+            assert tool.output_schema and tool.output_schema["type"] == "object", tool.name
+            assert tool.annotations.read_only_hint is True
+            assert tool.annotations.destructive_hint is not True
+            assert len(tool.description) > 100, tool.name
+            assert "ctx" not in tool.input_schema["properties"]
+        schema = tools["recommend_apis"].input_schema
+        assert schema["required"] == ["requirement"]
+        assert schema["properties"]["protocol"]["enum"] == ["manager-led", "contractor-led", "collaborative", "single-agent"]
+        assert schema["properties"]["organisation"]["enum"] == ["api", "category"]
+        assert all(schema["properties"][name].get("description") for name in schema["properties"])
+        assert "run_id" in tools["recommend_apis"].output_schema["properties"]
+        assert "diagram" in tools["explain_bids"].output_schema["properties"]
+
+
+# -- recommend_apis -------------------------------------------------------------------------------
+async def test_recommend_apis_returns_a_plan_and_stores_the_run(settings):
+    async with connect(settings) as client:
+        plan = await recommend(client)
+        names = [api["name"] for api in plan["apis"]]
+        assert {"Google Maps", "Yelp"} & set(names), names
+        assert plan["protocol"] == "manager-led" and plan["organisation"] == "api"
+        assert plan["steps"] and plan["stages"]["final"] == [api["api_id"] for api in plan["apis"]]
+        assert plan["backends"] == {"manager": "offline", "contractors": "offline"}
+        stored = RunStore(settings.runs_path).get(plan["run_id"])
+        assert stored.plan.model_dump(mode="json") == plan
+        assert stored.transcript.messages
+
+
+async def test_recommend_apis_reports_progress_step_by_step(settings):
+    async with connect(settings) as client:
+        updates = []
+
+        async def on_progress(done, total, message):
+            updates.append((done, total, message))
+
+        await client.call_tool("recommend_apis", {"requirement": REQUIREMENT}, progress_callback=on_progress)
+        assert len(updates) >= 3, updates
+        shares = [done / total for done, total, _ in updates]
+        assert shares == sorted(shares) and shares[-1] == 1
+        assert updates[0][2].startswith("announcing f1")
+        assert updates[-1][2] == "plan ready"
+
+
+async def test_recommend_apis_honours_the_constraints(settings):
+    async with connect(settings) as client:
+        plan = await recommend(client, max_apis=1)
+        assert len(plan["apis"]) == 1
+        plan = await recommend(client, excluded_apis=["Google Maps", 3])
+        assert not {"Google Maps", "Yelp"} & {api["name"] for api in plan["apis"]}
+        plan = await recommend(client, excluded_categories=["mapping"])
+        assert all("Mapping" not in api["categories"] for api in plan["apis"])
+        assert plan["constraints"]["excluded_categories"] == ["Mapping"]  # the catalogue's spelling
+
+
+@pytest.mark.parametrize("protocol", ["contractor-led", "collaborative", "single-agent"])
+@pytest.mark.parametrize("organisation", ["api", "category"])
+async def test_recommend_apis_runs_every_protocol_and_organisation(settings, protocol, organisation):
+    async with connect(settings) as client:
+        plan = await recommend(client, protocol=protocol, organisation=organisation)
+        assert plan["protocol"] == protocol and plan["organisation"] == organisation and plan["apis"]
+
+
+class RecordingTender(Tender):
+    """The real agents, noting each run's context and whether the run stopped on cancellation."""
+
+    def __init__(self, catalog):
+        super().__init__(catalog)
+        self.contexts = []
+        self.stopped = threading.Event()
+
+    def recommend(self, request, context=None):
+        self.contexts.append(context)
+        try:
+            return super().recommend(request, context)
+        except Cancelled:
+            self.stopped.set()
+            raise
+
+
+async def test_a_cancelled_request_stops_its_run(settings):
+    tenders = []
+
+    def open_app():
+        app = AppContext.open(settings)
+        tenders.append(RecordingTender(app.catalog))
+        app.tenders["offline", "offline"] = tenders[0]
+        return app
+
+    async with Client(build_server(settings, open_app=open_app)) as client:
+        with anyio.CancelScope() as scope:
+
+            async def cancel_on_first_step(done, total, message):
+                scope.cancel()
+
+            await client.call_tool("recommend_apis", {"requirement": REQUIREMENT}, progress_callback=cancel_on_first_step)
+        assert scope.cancelled_caught
+        assert await anyio.to_thread.run_sync(tenders[0].stopped.wait, 10)
+        assert tenders[0].contexts[0].cancel.is_set()
+        assert RunStore(settings.runs_path).count() == 0
+        # The server goes on serving.
+        assert (await recommend(client))["apis"]
+
+
+# -- errors: the message says how to fix the call, and the server keeps serving ------------------------
+@pytest.mark.parametrize("arguments, hint", [
+    ({"requirement": "   "}, "describe the app"),
+    ({"requirement": "x" * (MAX_REQUIREMENT_CHARS + 1)}, "shorten it"),
+    ({"requirement": "\x00\x01\x02"}, "plain text"),
+    ({"requirement": REQUIREMENT, "protocol": "auction"}, "'manager-led', 'contractor-led', 'collaborative' or 'single-agent'"),
+    ({"requirement": REQUIREMENT, "organisation": "team"}, "'api' or 'category'"),
+    ({"requirement": REQUIREMENT, "max_apis": 0}, "max_apis: Input should be greater than or equal to 1"),
+    ({"requirement": REQUIREMENT, "required_categories": ["Mappng"]}, "Close names: Mapping"),
+    ({"requirement": REQUIREMENT, "excluded_categories": ["Nope"]}, "list_categories shows them all"),
+    ({"requirement": REQUIREMENT, "excluded_apis": ["Gogle Mapps"]}, "search_apis"),
+    ({"requirement": REQUIREMENT, "required_categories": ["Food"], "excluded_categories": ["Food"]}, "drop one"),
+    ({"requirement": REQUIREMENT, "manager_backend": "llm"}, "TENDER_LLM_BASE_URL"),
+    ({"requirement": REQUIREMENT, "contractor_backend": "gpt"}, "'offline' or 'llm'"),
+    ({}, "requirement"),
+])
+async def test_recommend_apis_errors_say_how_to_fix_the_call(settings, arguments, hint):
+    async with connect(settings) as client:
+        text = error_text(await client.call_tool("recommend_apis", arguments))
+        assert hint in text
+        assert "Error executing tool recommend_apis:" in text and text != "Error executing tool recommend_apis"
+        assert (await recommend(client))["apis"]
+
+
+# -- explain_bids ---------------------------------------------------------------------------------
+async def test_explain_bids_tells_the_exchange_call_by_call(settings):
+    async with connect(settings) as client:
+        plan = await recommend(client)
+        explanation = ok(await client.call_tool("explain_bids", {"run_id": plan["run_id"]}))
+        assert explanation["run_id"] == plan["run_id"] and explanation["apis"] == plan["apis"]
+        call = explanation["calls"][0]
+        assert call["function_id"] == "f1" and call["round"] == 1 and call["categories"]
+        assert call["routing_strategy"] == "embedding" and call["eligible"] >= len(call["contacted"]) > 0
+        assert all(c["reason"] and "similarity" in c for c in call["contacted"])
+        scores = [bid["score"] for bid in call["proposals"]]
+        assert scores and scores == sorted(scores, reverse=True)
+        assert all(bid["rationale"] for bid in call["proposals"])
+        answered = {bid["contractor"] for bid in call["proposals"]} | {r["contractor"] for r in call["refusals"]}
+        assert answered == {c["contractor"] for c in call["contacted"]}
+        decisions = [d for c in explanation["calls"] for d in c["decisions"]]
+        assert {d["api_id"] for d in decisions if d["outcome"] == "accepted"} == set(plan["stages"]["final"])
+        assert explanation["stage_sizes"] == {k: len(v) for k, v in plan["stages"].items()}
+        assert explanation["cost"] == plan["cost"]
+        assert explanation["diagram"].startswith("sequenceDiagram\n")
+        assert "propose" in explanation["diagram"]
+
+
+async def test_explain_bids_can_keep_to_one_step(settings):
+    async with connect(settings) as client:
+        plan = await recommend(client, "Weather forecasts on a map. Send an SMS alert when a storm comes.")
+        step = plan["steps"][-1]
+        explanation = ok(await client.call_tool("explain_bids", {"run_id": plan["run_id"], "function": step["id"]}))
+        assert explanation["function"] == step["id"]
+        assert [s["id"] for s in explanation["steps"]] == [step["id"]]
+        assert explanation["calls"] and all(c["function_id"] == step["id"] for c in explanation["calls"])
+        by_text = ok(await client.call_tool("explain_bids", {"run_id": plan["run_id"], "function": step["function"]}))
+        assert by_text["calls"] == explanation["calls"]
+
+
+async def test_explain_bids_errors(settings):
+    async with connect(settings) as client:
+        plan = await recommend(client)
+        text = error_text(await client.call_tool("explain_bids", {"run_id": plan["run_id"], "function": "f9"}))
+        assert "No step 'f9'" in text and "f1 (" in text
+        text = error_text(await client.call_tool("explain_bids", {"run_id": "0123abc"}))
+        assert "No run '0123abc'" in text and "recommend_apis" in text
+        contractor_led = await recommend(client, protocol="contractor-led")
+        text = error_text(await client.call_tool("explain_bids", {"run_id": contractor_led["run_id"], "function": "f1"}))
+        assert "without `function`" in text
+
+
+async def test_explain_bids_works_after_a_restart(settings):
+    async with Client(build_server(settings)) as first:
+        plan = await recommend(first)
+    async with Client(build_server(settings)) as second:
+        explanation = ok(await second.call_tool("explain_bids", {"run_id": plan["run_id"]}))
+    assert explanation["apis"] == plan["apis"]
+
+
+# -- compare_protocols ----------------------------------------------------------------------------
+async def test_compare_protocols_sets_the_four_side_by_side(settings):
+    async with connect(settings) as client:
+        updates = []
+
+        async def on_progress(done, total, message):
+            updates.append((done, total, message))
+
+        comparison = ok(await client.call_tool("compare_protocols", {"requirement": REQUIREMENT},
+                                               progress_callback=on_progress))
+        runs = comparison["runs"]
+        assert [r["protocol"] for r in runs] == ["manager-led", "contractor-led", "collaborative", "single-agent"]
+        assert len({r["run_id"] for r in runs}) == 4
+        store = RunStore(settings.runs_path)
+        for row in runs:
+            run = store.get(row["run_id"])
+            # Each protocol carries its own cost: the messages of its own transcript, not the sum of all four.
+            assert row["messages"] == run.plan.cost.messages == len(run.transcript.messages)
+            assert row["apis"] and row["latency_ms"] > 0 and row["tokens"] == 0
+        assert set(comparison["common_apis"]) <= {a["name"] for a in runs[0]["apis"]}
+        shares = [done / total for done, total, _ in updates]
+        assert shares == sorted(shares) and shares[-1] == 1 and {total for _, total, _ in updates} == {4}
+        assert {message.split(":")[0] for _, _, message in updates} == {r["protocol"] for r in runs}
+
+
+async def test_compare_protocols_checks_its_arguments(settings):
+    async with connect(settings) as client:
+        assert "describe the app" in error_text(await client.call_tool("compare_protocols", {"requirement": "  "}))
+
+
+# -- catalogue tools ------------------------------------------------------------------------------
+async def test_get_api_by_id_or_name(settings):
+    async with connect(settings) as client:
+        by_id = ok(await client.call_tool("get_api", {"api": 0}))
+        assert by_id == ok(await client.call_tool("get_api", {"api": "google maps"}))
+        assert by_id == ok(await client.call_tool("get_api", {"api": "0"}))
+        assert by_id["name"] == "Google Maps" and by_id["categories"] == ["Mapping", "Viewer"]
+        assert by_id["usage_count"] == 12  # fixture mashups 0-5, 7, 13, 25, 26, 32 and 33
+        top = by_id["co_used"][0]
+        assert top["mashups"] >= 1 and 0 < top["weight"] <= 1 and top["name"]
+        assert len(by_id["recent_mashups"]) == 5
+
+
+async def test_get_api_unknown(settings):
+    async with connect(settings) as client:
+        assert "search_apis" in error_text(await client.call_tool("get_api", {"api": "Nonexistent API"}))
+
+
+async def test_search_apis(settings):
+    async with connect(settings) as client:
+        found = ok(await client.call_tool("search_apis", {"query": "send SMS text messages", "limit": 3}))
+        assert found["results"][0]["name"] == "Twilio" and len(found["results"]) == 3
+        weather = ok(await client.call_tool("search_apis", {"query": "forecast", "categories": ["weather"]}))
+        assert weather["categories"] == ["Weather"]
+        assert {r["name"] for r in weather["results"]} == {"OpenWeatherMap", "Weather Underground"}
+
+
+@pytest.mark.parametrize("arguments, hint", [
+    ({"query": "  "}, "The query is empty"),
+    ({"query": "maps", "categories": ["Mappng"]}, "Close names: Mapping"),
+    ({"query": "maps", "limit": 0}, "greater than or equal to 1"),
+])
+async def test_search_apis_errors(settings, arguments, hint):
+    async with connect(settings) as client:
+        assert hint in error_text(await client.call_tool("search_apis", arguments))
+
+
+async def test_list_categories(settings):
+    async with connect(settings) as client:
+        everything = ok(await client.call_tool("list_categories", {}))
+        counts = [c["api_count"] for c in everything["categories"]]
+        assert counts == sorted(counts, reverse=True) and everything["categories"][0]["name"] == "Social"
+        assert everything["total"] == len(everything["categories"])
+        assert all(c["similarity"] is None for c in everything["categories"])
+        ranked = ok(await client.call_tool("list_categories", {"query": "maps and mapping", "limit": 3}))
+        assert ranked["categories"][0] == {"name": "Mapping", "api_count": 3, "similarity": ranked["categories"][0]["similarity"]}
+        assert len(ranked["categories"]) == 3 and ranked["categories"][0]["similarity"] > 0
+
+
+async def test_tools_run_concurrently_on_one_server(settings):
+    async with connect(settings) as client:
+        async with anyio.create_task_group() as group:
+            for i in range(8):
+                group.start_soon(recommend, client, f"{REQUIREMENT} number {i}")
+        assert RunStore(settings.runs_path).count() == 8
