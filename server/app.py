@@ -4,6 +4,7 @@ embedding model, the agents and the runs database once; the tools, resources and
 Transports: stdio (Claude Desktop, IDEs) and streamable HTTP (agents), the latter on loopback by
 default, with the SDK's DNS-rebinding and Origin checks, and an optional static bearer token."""
 
+import copy
 import hmac
 import logging
 import sys
@@ -199,9 +200,15 @@ def serve(settings: Settings, transport: str = "stdio", host: str = "127.0.0.1",
         return
     if host not in LOOPBACK and not settings.http_token:
         log.warning("Serving on %s without a bearer token: set TENDER_HTTP_TOKEN to require one.", host)
+    import uvicorn
+    from uvicorn.config import LOGGING_CONFIG
+
     server = build_server(settings, bearer_token=settings.http_token)
+    app = server.streamable_http_app(transport_security=transport_security(host), host=host)
+    log_config = copy.deepcopy(LOGGING_CONFIG)
+    log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"  # uvicorn's default is stdout
     log.info("Streamable HTTP on http://%s:%s/mcp%s", host, port, " (bearer token required)" if settings.http_token else "")
-    server.run("streamable-http", host=host, port=port, transport_security=transport_security(host))
+    uvicorn.run(app, host=host, port=port, log_config=log_config)
 
 
 def _version() -> str:

@@ -21,6 +21,7 @@ from catalog import Catalog, TenderError
 
 from .app import AppContext
 from .explain import explain
+from .runs import UnknownRun
 from .schemas import (ApiBrief, ApiDetails, ApiHit, CategoryInfo, CategoryList, Comparison, CoUsedApi, Explanation,
                       MashupBrief, ProtocolRun, SearchResults)
 
@@ -134,7 +135,13 @@ def explain_bids(
     after a server restart and from another client."""
     app = app_of(ctx)
     with fixable():
-        return explain(app.runs.get(run_id), function)
+        try:
+            run = app.runs.get(run_id)
+        except UnknownRun as error:
+            if app.missing:  # no catalogue, so no run could have been made: say how to get one
+                raise TenderError(f"{error} {app.missing}") from None
+            raise
+        return explain(run, function)
 
 
 async def compare_protocols(

@@ -1,0 +1,133 @@
+"""`tender serve` as a subprocess, over stdio and over streamable HTTP, called with the SDK's client;
+and the MCP Inspector CLI against the stdio server."""
+
+import json
+import shutil
+import socket
+import subprocess
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.server_support import REQUIREMENT, TENDER, ok, server_env  # noqa: F401 (fixture)
+
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}}}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+async def test_stdio(server_env):
+    params = StdioServerParameters(command=TENDER, args=["serve"], env=server_env)
+    async with Client(params) as client:
+        assert client.server_info.name == "tender"
+        assert {t.name for t in (await client.list_tools()).tools} >= {"recommend_apis", "explain_bids"}
+        progress = []
+
+        async def on_progress(done, total, message):
+            progress.append(message)
+
+        plan = ok(await client.call_tool("recommend_apis", {"requirement": REQUIREMENT}, progress_callback=on_progress))
+        explanation = ok(await client.call_tool("explain_bids", {"run_id": plan["run_id"]}))
+        assert "is_error" not in explanation and explanation["calls"]
+        assert progress and progress[-1] == "plan ready"
+        failed = await client.call_tool("recommend_apis", {"requirement": ""})
+        assert failed.is_error and "requirement" in failed.content[0].text
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def http_server(env: dict, log: Path, *args: str):
+    port = free_port()
+    with log.open("w") as stderr:
+        process = subprocess.Popen([TENDER, "serve", "--transport", "http", "--port", str(port), *args],
+                                   env=env, stdout=subprocess.PIPE, stderr=stderr)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"tender serve did not start:\n{log.read_text()}") from None
+                time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        stdout, _ = process.communicate(timeout=20)
+        assert stdout == b"", "the HTTP server wrote to stdout"
+
+
+async def test_http(server_env, tmp_path):
+    with http_server(server_env, tmp_path / "http.log") as url:
+        async with Client(url) as client:
+            plan = ok(await client.call_tool("recommend_apis", {"requirement": REQUIREMENT}))
+        # A second client, a new session: the run is there.
+        async with Client(url) as client:
+            explanation = ok(await client.call_tool("explain_bids", {"run_id": plan["run_id"]}))
+            assert explanation["apis"] == plan["apis"]
+        # DNS-rebinding protection: a foreign Host or a browser Origin from elsewhere is refused.
+        assert httpx.post(url, json=INITIALIZE, headers=MCP_HEADERS | {"Host": "evil.example:80"}).status_code == 421
+        assert httpx.post(url, json=INITIALIZE, headers=MCP_HEADERS | {"Origin": "http://evil.example"}).status_code == 403
+        assert httpx.post(url, json=INITIALIZE, headers=MCP_HEADERS | {"Origin": url.rsplit("/", 1)[0]}).status_code == 200
+    assert "Streamable HTTP on" in (tmp_path / "http.log").read_text()
+
+
+async def test_http_bearer_token(server_env, tmp_path):
+    env = server_env | {"TENDER_HTTP_TOKEN": "s3cret-token"}
+    with http_server(env, tmp_path / "http.log") as url:
+        assert httpx.post(url, json=INITIALIZE, headers=MCP_HEADERS).status_code == 401
+        wrong = MCP_HEADERS | {"Authorization": "Bearer guess"}
+        assert httpx.post(url, json=INITIALIZE, headers=wrong).status_code == 401
+        async with httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret-token"}, timeout=60) as http:
+            async with Client(streamable_http_client(url, http_client=http)) as client:
+                plan = ok(await client.call_tool("recommend_apis", {"requirement": REQUIREMENT}))
+                assert plan["apis"]
+
+
+@pytest.fixture(scope="module")
+def npx():
+    path = shutil.which("npx")
+    if path is None:
+        pytest.skip("npx is not installed, so the MCP Inspector CLI cannot run (install Node.js 22+ to run this test)")
+    return path
+
+
+def inspector(npx: str, env: dict, *args: str, exit_code: int = 0) -> dict:
+    """Run the Inspector CLI against `tender serve` over stdio; its stdout is the JSON result. It exits 5
+    when a tool call returns isError."""
+    command = [npx, "-y", INSPECTOR, "--cli", TENDER, "serve", *[a for k, v in env.items() if k.startswith("TENDER_")
+                                                                   for a in ("-e", f"{k}={v}")], *args]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=240, env=env)
+    assert done.returncode == exit_code, f"{' '.join(command)}\nstdout:\n{done.stdout}\nstderr:\n{done.stderr}"
+    return json.loads(done.stdout)
+
+
+def test_inspector_cli_lists_and_calls_the_tools(npx, server_env):
+    listed = inspector(npx, server_env, "--method", "tools/list")
+    tools = {tool["name"]: tool for tool in listed["tools"]}
+    assert {"recommend_apis", "explain_bids", "compare_protocols", "search_apis", "get_api", "list_categories"} == set(tools)
+    assert tools["recommend_apis"]["annotations"]["readOnlyHint"] is True
+    assert "outputSchema" in tools["recommend_apis"]
+
+    called = inspector(npx, server_env, "--method", "tools/call", "--tool-name", "recommend_apis",
+                       "--tool-arg", f"requirement={REQUIREMENT}", "--tool-arg", "max_apis=2")
+    assert called.get("isError") is not True
+    plan = called["structuredContent"]
+    assert len(plan["apis"]) == 2 and plan["run_id"]
+
+    failed = inspector(npx, server_env, "--method", "tools/call", "--tool-name", "recommend_apis",
+                       "--tool-arg", "requirement=maps", "--tool-arg", "protocol=auction", exit_code=5)
+    assert failed["isError"] is True and "manager-led" in failed["content"][0]["text"]
