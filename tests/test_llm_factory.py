@@ -2,10 +2,13 @@
 
 import pytest
 
+from agents.context import RunContext
 from agents.reasoners.embedded import EmbeddedReasoner
 from agents.reasoners.factory import LLMNotConfigured, LLMSettings, build_reasoners
 from agents.reasoners.llm import LLMReasoner
+from agents.tasks import DecomposeTask
 from catalog import TenderError
+from tests.llm_fake_server import Answer, FakeLLMServer
 
 ENDPOINT = LLMSettings(base_url="http://127.0.0.1:8080/v1", model="smollm2", max_in_flight=6)
 
@@ -52,3 +55,24 @@ def test_an_llm_without_an_endpoint_says_which_variable_or_flag_to_set(embedder)
 def test_an_unknown_backend_lists_the_known_ones(embedder):
     with pytest.raises(TenderError, match="Unknown manager backend 'gpt'; use one of: offline, llm"):
         build_reasoners(embedder, manager_backend="gpt")
+
+
+
+def test_the_token_budget_setting_applies_where_the_run_sets_none(embedder):
+    decomposition = {"functions": [{"id": "f1", "name": "map", "description": "a map"}]}
+    with FakeLLMServer() as server:
+        server.enqueue(*[Answer(decomposition, prompt_tokens=100, completion_tokens=20)] * 3)
+        settings = LLMSettings(base_url=server.url, model="m", max_tokens_per_request=100, timeout_s=1, max_retries=0)
+        manager, _ = build_reasoners(embedder, "llm", llm=settings)
+        task = DecomposeTask(requirement="A map of cafés")
+
+        spent = RunContext()
+        manager.run(task, spent)
+        manager.run(task, spent)  # past 100 tokens: the embedded reasoner answers
+        generous = RunContext(max_tokens=10_000)  # a run's own budget wins
+        manager.run(task, generous)
+        manager.run(task, generous)
+
+    assert len(server.requests) == 3  # one for the first run, two for the second
+    assert spent.cost.fallbacks == 1 and generous.cost.fallbacks == 0
+    assert "Token budget of 100 per request reached: the remaining steps use the offline reasoner." in spent.notes

@@ -28,7 +28,7 @@ class LLMSettings:
     max_in_flight: int = 4
     cache_path: Path | None = None  # where replies are kept; None: nowhere
     use_cache: bool = True  # --no-cache: False
-    max_tokens_per_request: int | None = None  # the run's budget: RunContext(max_tokens=...)
+    max_tokens_per_request: int | None = None  # --max-tokens-per-request; a RunContext's max_tokens wins
     temperature: float | None = 0.0  # None: the server's default (some reasoning models accept no other)
     max_output_tokens: int | None = 2048  # per completion, sent as max_tokens; None: the server's default
 
@@ -66,4 +66,5 @@ def build_llm_reasoner(settings: LLMSettings, fallback: Reasoner) -> Reasoner:
         base_url=settings.base_url, model=settings.model, api_key=settings.api_key, fallback=fallback,
         timeout_s=settings.timeout_s, max_retries=settings.max_retries, max_in_flight=settings.max_in_flight,
         cache=cache, temperature=settings.temperature, max_output_tokens=settings.max_output_tokens,
+        max_tokens_per_request=settings.max_tokens_per_request,
     )

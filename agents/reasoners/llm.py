@@ -57,7 +57,8 @@ class LLMReasoner(Reasoner):
     def __init__(self, *, base_url: str, model: str, fallback: Reasoner, api_key: str | None = None,
                  timeout_s: float = 60, max_retries: int = 3, max_in_flight: int = 4,
                  cache: ResponseCache | None = None, temperature: float | None = 0.0,
-                 max_output_tokens: int | None = 2048, pause_s: float = 30):
+                 max_output_tokens: int | None = 2048, max_tokens_per_request: int | None = None,
+                 pause_s: float = 30):
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.fallback = fallback
@@ -67,6 +68,7 @@ class LLMReasoner(Reasoner):
         self.cache = cache
         self.temperature = temperature
         self.max_output_tokens = max_output_tokens
+        self.max_tokens_per_request = max_tokens_per_request  # used where the run sets no budget of its own
         self.pause_s = pause_s
         # Local servers want no key but the client insists on one; and it must not read the environment.
         self._client = openai.OpenAI(base_url=self.base_url, api_key=api_key or "no-key",
@@ -80,7 +82,7 @@ class LLMReasoner(Reasoner):
     def run(self, task: Task, context: RunContext) -> BaseModel:
         context.check()
         where = describe_step(task)
-        if context.over_budget():
+        if self._over_budget(context):
             self._note_budget(context)
             return self._fall_back(task, context)
         if time.monotonic() < self._paused_until:
@@ -110,7 +112,7 @@ class LLMReasoner(Reasoner):
         except InvalidAnswer as error:
             problem = str(error)
         context.note(f"{where}: the LLM's answer was invalid ({problem}); sent it back once to be repaired.")
-        if context.over_budget():
+        if self._over_budget(context):
             raise _OverBudget()
         messages = [*messages, {"role": "assistant", "content": completion.content}, repair_message(problem)]
         output = parse(task, self._complete(messages, task, where, context))
@@ -121,8 +123,15 @@ class LLMReasoner(Reasoner):
         context.cost.fallbacks += 1
         return self.fallback.run(task, context)
 
+    def _budget(self, context: RunContext) -> int | None:
+        return context.max_tokens if context.max_tokens is not None else self.max_tokens_per_request
+
+    def _over_budget(self, context: RunContext) -> bool:
+        budget = self._budget(context)
+        return budget is not None and context.cost.tokens.input + context.cost.tokens.output >= budget
+
     def _note_budget(self, context: RunContext) -> None:
-        note_once(context, f"Token budget of {context.max_tokens:,} per request reached: the remaining steps "
+        note_once(context, f"Token budget of {self._budget(context):,} per request reached: the remaining steps "
                            f"use the {self.fallback.name} reasoner.")
 
     # -- one completion: cache, response format, HTTP -----------------------------------------------
