@@ -11,8 +11,8 @@ from catalog import Catalog
 
 from .context import RunContext
 from .contractor import ContractorPool
-from .messages import (MANAGER, AcceptProposal, Backtrack, CallForProposals, Failure, Inform, Propose, RejectProposal,
-                       Transcript)
+from .messages import (MANAGER, AcceptProposal, Backtrack, CallForProposals, Failure, Inform, Neighbourhood, Propose,
+                       RejectProposal, Transcript)
 from .reasoners.base import Reasoner
 from .request import Request
 from .routing import Router
@@ -86,6 +86,18 @@ class Manager:
         known = {c.name for c in candidates}
         return [c for c in mapping.categories if c in known][:max_categories]
 
+    def neighbourhood(self, requirement: str) -> Neighbourhood | None:
+        hits = self.catalog.search(self.encoder.one(requirement), kind="mashup", k=self.neighbours)
+        if not hits:
+            return None
+        return Neighbourhood(k=len(hits), radius=round(hits[-1].score, 6), mass=round(sum(max(h.score, 0.0) for h in hits), 6))
+
+    def task_vector(self, requirement: str, function: FunctionSpec | None) -> np.ndarray:
+        """The requirement, leaning towards the announced function: what routing compares profiles with."""
+        vectors = self.encoder.embed([requirement] + ([function.description] if function else []))
+        combined = vectors.sum(axis=0)
+        return combined / (np.linalg.norm(combined) or 1.0)
+
     # -- the contract net -------------------------------------------------------------------------
     def announce(self, negotiation: Negotiation, *, function: FunctionSpec | None, categories: list[str],
                  steps: list[str], round: int = 1) -> list[Propose]:
@@ -96,12 +108,12 @@ class Manager:
             sender=MANAGER, receiver="*", task_id=negotiation.next_task_id(), at_ms=context.elapsed_ms(),
             function_id=function.id if function else None, function=function.description if function else None,
             categories=categories, requirement=request.requirement, round=round, steps=steps,
+            neighbourhood=self.neighbourhood(request.requirement),
         )
         negotiation.send(cfp)
         negotiation.mapped_categories.update(dict.fromkeys(categories))
-        text = f"{request.requirement}\n{function.description}" if function else request.requirement
         routing, contractor_ids = self.router.route(
-            cfp, self.encoder.one(text), request.top_n, request.routing,
+            cfp, self.task_vector(request.requirement, function), request.top_n, request.routing,
             negotiation.excluded_apis, negotiation.excluded_categories,
         )
         negotiation.transcript.routing.append(routing)

@@ -16,6 +16,14 @@ class Message(BaseModel):
     at_ms: float = Field(0.0, description="Milliseconds since the run started.")
 
 
+class Neighbourhood(BaseModel):
+    """The manager's view of the past: the k nearest past mashups to the requirement."""
+
+    k: int
+    radius: float = Field(description="Similarity of the k-th nearest past mashup.")
+    mass: float = Field(description="Sum of the k nearest similarities.")
+
+
 class CallForProposals(Message):
     """The manager announces a task: a function of the requirement, and where to look for it."""
 
@@ -26,6 +34,9 @@ class CallForProposals(Message):
     requirement: str
     deadline_ms: int = 2000
     round: int = Field(1, description="1 for the first announcement, more after backtracking.")
+    neighbourhood: "Neighbourhood | None" = Field(
+        None, description="How close the nearest past mashups are to the requirement, for contractors to weigh their history."
+    )
     steps: list[Literal["decompose", "map", "match", "select"]] = Field(
         default_factory=lambda: ["match"], description="The reasoning steps the contractor is asked to perform."
     )

@@ -135,7 +135,7 @@ def single_agent(manager: Manager, negotiation: Negotiation, pool: ContractorPoo
            and not negotiation.excluded_categories.intersection(manager.catalog.get_api(i).categories)]
     knowledge = ContractorKnowledge(contractor="single-agent", apis=[pool.api_knowledge(i) for i in ids])
     cfp = CallForProposals(sender=MANAGER, receiver=MANAGER, task_id="t1", requirement=request.requirement,
-                           steps=["decompose", "map", "match"])
+                           steps=["decompose", "map", "match"], neighbourhood=manager.neighbourhood(request.requirement))
     decision = manager.reasoner.run(BidTask(cfp=cfp, knowledge=knowledge), context)
     names = {k.api_id: k for k in knowledge.apis}
     proposals = [Propose(sender=MANAGER, receiver=MANAGER, task_id="t1", api_id=d.api_id, api_name=names[d.api_id].name,
@@ -196,7 +196,7 @@ def enforce_constraints(manager: Manager, negotiation: Negotiation, outcome: Out
 
 def _announce_required(manager: Manager, negotiation: Negotiation, outcome: Outcome, category: str, number: int) -> list[Propose]:
     step_id = f"r{number}"
-    function = FunctionSpec(id=step_id, name=f"a {category} API", description=f"{category}: {negotiation.request.requirement}")
+    function = FunctionSpec(id=step_id, name=f"a {category} API", description=negotiation.request.requirement)
     step = PlanStep(id=step_id, function=f"provide a {category} API, as the request requires", categories=[category],
                     status=StepStatus.announced, rounds=1)
     outcome.steps.append(step)
@@ -207,7 +207,7 @@ def _announce_required(manager: Manager, negotiation: Negotiation, outcome: Outc
         ids = [i for i in manager.catalog.apis_in_categories([category]) if i not in negotiation.excluded_apis]
         knowledge = ContractorKnowledge(contractor="single-agent", apis=[manager.pool.api_knowledge(i) for i in ids])
         cfp = CallForProposals(sender=MANAGER, receiver=MANAGER, task_id=step_id, requirement=negotiation.request.requirement,
-                               categories=[category])
+                               categories=[category], neighbourhood=manager.neighbourhood(negotiation.request.requirement))
         decision = manager.reasoner.run(BidTask(cfp=cfp, knowledge=knowledge), negotiation.context)
         names = {k.api_id: k.name for k in knowledge.apis}
         offers = [Propose(sender=MANAGER, receiver=MANAGER, task_id=step_id, api_id=d.api_id, api_name=names[d.api_id],

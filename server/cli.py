@@ -117,3 +117,168 @@ def catalog_info(settings: Settings, db_path, as_json):
         click.echo(f"{key:<22}{meta.get(key, '')}")
     for name, source in json.loads(meta.get("sources", "{}")).items():
         click.echo(f"{name + ' source':<22}{source['path']}\n{'':<22}sha256 {source['sha256']}")
+
+
+def llm_options(command):
+    """The LLM backend's flags, shared by recommend and eval. Unset flags fall back to the environment."""
+    options = [
+        click.option("--manager-backend", type=click.Choice(["offline", "llm"]), default="offline", show_default=True,
+                     help="Reasoner of the manager."),
+        click.option("--contractor-backend", type=click.Choice(["offline", "llm"]), default="offline", show_default=True,
+                     help="Reasoner of the contractors."),
+        click.option("--llm-base-url", help="OpenAI-compatible endpoint (TENDER_LLM_BASE_URL)."),
+        click.option("--llm-model", help="Model name (TENDER_LLM_MODEL)."),
+        click.option("--llm-api-key", help="API key (TENDER_LLM_API_KEY, then OPENAI_API_KEY)."),
+        click.option("--max-tokens-per-request", type=click.IntRange(min=1), help="Past this, remaining steps run offline."),
+        click.option("--no-cache", is_flag=True, help="Do not use the LLM response cache."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def make_tender(settings: Settings, catalog, backends: dict):
+    """A Tender on `catalog` with the reasoners the flags ask for (offline unless told otherwise)."""
+    from agents.service import Tender
+
+    manager_backend, contractor_backend = backends.get("manager_backend", "offline"), backends.get("contractor_backend", "offline")
+    if manager_backend == contractor_backend == "offline":
+        return Tender(catalog)
+    from agents.reasoners.factory import LLMSettings, build_reasoners
+
+    llm = LLMSettings(
+        base_url=backends.get("llm_base_url") or settings.llm_base_url,
+        model=backends.get("llm_model") or settings.llm_model,
+        api_key=backends.get("llm_api_key") or settings.llm_api_key,
+        cache_path=settings.catalog_path.with_name("llm-cache.db"),
+        use_cache=not backends.get("no_cache", False),
+        max_tokens_per_request=backends.get("max_tokens_per_request"),
+    )
+    manager, contractors = build_reasoners(catalog.embedder, manager_backend, contractor_backend, llm)
+    return Tender(catalog, manager=manager, contractors=contractors)
+
+
+def _backends(kwargs: dict) -> dict:
+    keys = ("manager_backend", "contractor_backend", "llm_base_url", "llm_model", "llm_api_key", "max_tokens_per_request", "no_cache")
+    return {k: kwargs.pop(k) for k in keys}
+
+
+@main.command()
+@click.argument("requirement")
+@click.option("--protocol", type=click.Choice(["manager-led", "contractor-led", "collaborative", "single-agent"]),
+              default="manager-led", show_default=True)
+@click.option("--organisation", type=click.Choice(["api", "category"]), default="api", show_default=True,
+              help="One contractor per API, or one per category.")
+@click.option("--max-apis", type=click.IntRange(min=1), help="At most this many APIs.")
+@click.option("--require-category", "required", multiple=True, help="The plan must use an API of this category (repeatable).")
+@click.option("--exclude-category", "excluded_categories", multiple=True, help="Never use APIs of this category (repeatable).")
+@click.option("--exclude-api", "excluded_apis", multiple=True, help="Never use this API, by id or name (repeatable).")
+@click.option("--routing", type=click.Choice(["embedding", "broadcast"]), default="embedding", show_default=True)
+@click.option("--top-n", type=click.IntRange(min=1), default=12, show_default=True, help="Contractors reached per call for proposals.")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan (and transcript) as JSON.")
+@llm_options
+@click.pass_obj
+def recommend(settings: Settings, requirement, protocol, organisation, max_apis, required, excluded_categories,
+              excluded_apis, routing, top_n, as_json, **kwargs):
+    """Recommend the APIs a composite service needs, as a plan.
+
+    \b
+    Examples:
+        tender recommend "a site that shows nearby restaurants on a map with their reviews"
+        tender recommend "share photos with friends" --protocol contractor-led --max-apis 2 --json
+    """
+    from agents.request import Constraints, Request
+
+    backends = _backends(kwargs)
+    request = Request.create(requirement, protocol=protocol, organisation=organisation, routing=routing, top_n=top_n,
+                             constraints=Constraints(max_apis=max_apis, required_categories=list(required),
+                                                     excluded_categories=list(excluded_categories),
+                                                     excluded_apis=list(excluded_apis)))
+    tender = make_tender(settings, open_catalog(settings), backends)
+    run = tender.recommend(request)
+    if as_json:
+        click.echo(run.model_dump_json(indent=2))
+    else:
+        from .render import plan_text
+
+        click.echo(plan_text(run.plan))
+
+
+@main.command("eval")
+@click.option("--protocol", "method", default="all", show_default=True,
+              help="A protocol, a baseline (baseline-popularity, baseline-embedding, baseline-knn), or all.")
+@click.option("--sample", type=click.IntRange(min=1), default=100, show_default=True, help="Test mashups drawn.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--folds", type=click.IntRange(min=2), help="K-fold cross-validation over all mashups instead of a sample.")
+@click.option("--mashups", "mashups_path", type=click.Path(exists=True, path_type=Path),
+              help="Evaluate an external mashups JSONL against the whole catalogue.")
+@click.option("--mask-api-names", is_flag=True, help="Remove API names from the queries.")
+@click.option("--organisation", type=click.Choice(["api", "category"]), default="api", show_default=True)
+@click.option("--db", "db_path", type=click.Path(path_type=Path), help="Catalogue (default: catalog.db).")
+@click.option("--backend", type=click.Choice(["offline", "llm"]), help="Shorthand: both roles on this backend.")
+@click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write the results as JSON here.")
+@click.option("--plot", "plot_path", type=click.Path(path_type=Path), help="Write a PNG figure here.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@llm_options
+@click.pass_obj
+def evaluate_command(settings: Settings, method, sample, seed, folds, mashups_path, mask_api_names, organisation, db_path,
+                     backend, json_path, plot_path, quiet, **kwargs):
+    """Measure precision, recall and F1 per stage, ranking metrics and cost, on held-out mashups.
+
+    The test mashups are left out of the catalogue for the run: no contractor history, co-usage
+    weight or neighbour search sees them.
+
+    \b
+    Examples:
+        tender eval --protocol all --sample 100 --seed 0 --json out/eval.json --plot out/eval.png
+        tender eval --protocol manager-led --mask-api-names
+        tender eval --folds 5 --protocol baseline-knn
+    """
+    from catalog import Catalog, get_embedder
+    from evaluation.report import markdown, plot
+    from evaluation.runner import METHODS, EvalConfig, evaluate
+
+    backends = _backends(kwargs)
+    if backend:
+        backends["manager_backend"] = backends["contractor_backend"] = backend
+    if method != "all" and method not in METHODS:
+        raise click.BadParameter(f"{method!r}; use one of {', '.join(METHODS)} or all", param_hint="--protocol")
+    db = db_path or settings.catalog_path
+    embedder = get_embedder(settings.embedding_model)
+    config = EvalConfig(db=db, methods=list(METHODS) if method == "all" else [method], sample=sample, seed=seed,
+                        folds=folds, mashups_path=mashups_path, mask_api_names=mask_api_names, organisation=organisation,
+                        backend=backends["manager_backend"] if backends["manager_backend"] == backends["contractor_backend"]
+                        else f"manager={backends['manager_backend']},contractors={backends['contractor_backend']}")
+    result = evaluate(config, lambda left_out: Catalog(db, embedder=embedder, exclude_mashups=left_out),
+                      lambda catalog: make_tender(settings, catalog, backends), progress=not quiet)
+    click.echo(markdown(result))
+    if json_path:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(result, indent=2))
+        click.echo(f"\nWrote {json_path}", err=True)
+    if plot_path:
+        plot(result, plot_path)
+        click.echo(f"Wrote {plot_path}", err=True)
+
+
+@main.command("serve")
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
+              help="stdio for Claude Desktop and IDEs; http for streamable HTTP (agents).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP only: the address to listen on.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="HTTP only.")
+@click.pass_obj
+def serve_command(settings: Settings, transport, host, port):
+    """Serve Tender over MCP: the recommend_apis, explain_bids, compare_protocols, search_apis, get_api
+    and list_categories tools, catalogue and run resources, and the compose_service prompt.
+
+    Logs go to stderr. Over HTTP, DNS-rebinding and Origin checks are on, and TENDER_HTTP_TOKEN, when
+    set, must be sent as `Authorization: Bearer <token>`. Runs are stored in runs.db (TENDER_RUNS).
+
+    \b
+    Examples:
+        tender serve
+        tender serve --transport http --port 8765
+    """
+    from .app import serve
+
+    serve(settings, transport=transport, host=host, port=port)

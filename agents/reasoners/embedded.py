@@ -11,13 +11,14 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..context import RunContext
+from ..messages import Neighbourhood
 from ..tasks import (ApiKnowledge, BidDecision, BidDraft, BidTask, CategoryMapping, DecomposeTask, Decomposition,
                      FunctionSpec, MapCategoriesTask, Selection, SelectTask, Task)
 from ..text import clauses, is_presentation, mentions, short_name
 from ..vectors import QueryEncoder
 from .base import Reasoner
 
-FEATURES = ("desc_requirement", "desc_function", "history_max", "history_soft", "usage_log", "named")
+FEATURES = ("desc_requirement", "desc_function", "history_max", "history_soft", "usage_log", "named", "neighbour_share")
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class BidModel:
     history_soft: float = 4.0
     usage_log: float = 0.3
     named: float = 4.0
+    neighbour_share: float = 4.0
     temperature: float = 0.05  # of the soft maximum over the history's similarities
 
     def weights(self) -> np.ndarray:
@@ -52,8 +54,9 @@ class Policy:
 
 
 def features(api: ApiKnowledge, requirement_vector: np.ndarray, function_vector: np.ndarray | None,
-             requirement: str, temperature: float) -> np.ndarray:
-    """A contractor's evidence for one API, from its own knowledge only."""
+             requirement: str, temperature: float, neighbourhood: Neighbourhood | None = None) -> np.ndarray:
+    """A contractor's evidence for one API, from its own knowledge only (and the neighbourhood the
+    manager announced: its share is how much of the nearest past mashups' similarity its history holds)."""
     if api.vector is not None:
         desc_q = float(api.vector @ requirement_vector)
         desc_f = float(api.vector @ function_vector) if function_vector is not None else desc_q
@@ -63,9 +66,10 @@ def features(api: ApiKnowledge, requirement_vector: np.ndarray, function_vector:
         sims = api.history_vectors @ requirement_vector
         h_max = float(sims.max())
         h_soft = float(h_max + temperature * math.log(np.exp((sims - h_max) / temperature).sum()))
+        share = float(sims[sims >= neighbourhood.radius].sum() / neighbourhood.mass) if neighbourhood and neighbourhood.mass > 0 else 0.0
     else:
-        h_max = h_soft = 0.0
-    return np.array([desc_q, desc_f, h_max, h_soft, math.log1p(api.usage_count), mentions(api.name, requirement)])
+        h_max = h_soft = share = 0.0
+    return np.array([desc_q, desc_f, h_max, h_soft, math.log1p(api.usage_count), mentions(api.name, requirement), min(share, 1.0)])
 
 
 def probability(x: np.ndarray, model: BidModel) -> float:
@@ -121,7 +125,7 @@ class EmbeddedReasoner(Reasoner):
         for api in task.knowledge.apis:
             # The function it would serve: the announced one, or (decomposing itself) its closest clause.
             k = int(np.argmax(part_vectors @ api.vector)) if api.vector is not None and len(parts) > 1 else 0
-            x = features(api, q, part_vectors[k], cfp.requirement, self.model.temperature)
+            x = features(api, q, part_vectors[k], cfp.requirement, self.model.temperature, cfp.neighbourhood)
             p = probability(x, self.model)
             if p < threshold:
                 continue
@@ -144,12 +148,14 @@ class EmbeddedReasoner(Reasoner):
 
     @staticmethod
     def _rationale(api: ApiKnowledge, x: np.ndarray) -> str:
-        desc_q, _, h_max, _, _, named = x
+        desc_q, _, h_max, _, _, named, share = x
         reasons = []
         if named >= 1:
             reasons.append(f"the requirement names {api.name}")
         elif named > 0:
             reasons.append(f"the requirement names part of '{api.name}'")
+        if share > 0:
+            reasons.append(f"mashups that used it hold {share:.0%} of the similarity of the nearest past mashups")
         if api.history and h_max > 0:
             reasons.append(f"a past mashup that used it is similar ({h_max:.2f}) and it served {api.usage_count} mashups")
         reasons.append(f"its description matches the requirement ({desc_q:.2f})")

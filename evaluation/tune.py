@@ -1,0 +1,131 @@
+"""Fit the embedded reasoner's bid model and selection policy on tuning mashups.
+
+The tuning mashups are drawn with their own seed, never include the mashups of a reported test sample
+(`--report-seed`, `--report-sample`), and are left out of the catalogue while tuning, exactly as test
+mashups are during an evaluation. Queries are used both as written and with API names masked.
+
+    python -m evaluation.tune --db catalog.db
+"""
+
+import argparse
+import itertools
+import json
+from dataclasses import asdict, replace
+
+import numpy as np
+from tqdm import tqdm
+
+from agents.context import RunContext
+from agents.manager import Manager, Negotiation
+from agents.reasoners.embedded import FEATURES, BidModel, EmbeddedReasoner, Policy, features
+from agents.request import Request
+from agents.service import Tender
+from agents.tasks import CoUsageEdge, SelectTask
+from agents.text import mask_names
+from catalog import Catalog, get_embedder
+
+from .metrics import mean, prf
+from .split import sample_ids
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0, iterations: int = 50) -> np.ndarray:
+    """Newton's method for L2-regularised logistic regression; returns [bias, *weights]."""
+    design = np.hstack([np.ones((len(x), 1)), x])
+    w = np.zeros(design.shape[1])
+    penalty = np.eye(len(w)) * l2
+    penalty[0, 0] = 0.0
+    for _ in range(iterations):
+        p = 1 / (1 + np.exp(-np.clip(design @ w, -40, 40)))
+        gradient = design.T @ (p - y) + penalty @ w
+        hessian = design.T @ (design * (p * (1 - p))[:, None]) + penalty
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if np.abs(step).max() < 1e-6:
+            break
+    return w
+
+
+def tuning_queries(full: Catalog, n: int, seed: int, report_seed: int, report_sample: int):
+    reported = set(sample_ids([m.id for m in full.mashups()], report_sample, report_seed))
+    pool = [m.id for m in full.mashups() if m.id not in reported]
+    ids = sample_ids(pool, n, seed)
+    names = [a.name for a in full.apis()]
+    queries = []
+    for i in ids:
+        mashup = full.get_mashup(i)
+        for text in (mashup.description, mask_names(mashup.description, names)):
+            if any(ch.isalpha() for ch in text):
+                queries.append((text, set(mashup.api_ids)))
+    return ids, sorted(reported), queries
+
+
+def collect_features(tender: Tender, queries, shortlist: int = 30):
+    pool, router = tender._directory("api")
+    manager = Manager(tender.catalog, tender.encoder, tender.manager_reasoner, router, pool, tender.contractor_reasoner)
+    rows, labels = [], []
+    for text, truth in tqdm(queries, desc="features"):
+        q = tender.encoder.one(text)
+        around = manager.neighbourhood(text)
+        scores = router.profile_scores(q)
+        ids = {int(router.api_ids[r]) for r in np.argsort(-scores)[:shortlist]} | router.named(text)
+        for api_id in ids:
+            rows.append(features(pool.api_knowledge(api_id), q, q, text, BidModel().temperature, around))
+            labels.append(api_id in truth)
+    return np.array(rows), np.array(labels, dtype=float)
+
+
+def selection_grid(tender: Tender, queries, reasoner: EmbeddedReasoner):
+    """Run manager-led and collaborative once per query, then search the selection thresholds offline."""
+    cached = []
+    for text, truth in tqdm(queries, desc="proposals"):
+        request = Request.create(text)
+        negotiation = Negotiation(request, RunContext(), set())
+        pool, router = tender._directory("api")
+        manager = Manager(tender.catalog, tender.encoder, reasoner, router, pool, reasoner)
+        from agents import protocols
+
+        outcome = protocols.manager_led(manager, negotiation)
+        ids = list(dict.fromkeys(p.api_id for p in outcome.proposals))
+        edges = [CoUsageEdge(a=a, b=b, weight=w) for i, a in enumerate(ids) for b in ids[i + 1:]
+                 if (w := tender.catalog.co_usage_weight(a, b)) > 0]
+        collab = protocols.collaborative(manager, Negotiation(request, RunContext(), set()))
+        cached.append((text, truth, outcome.proposals, edges, collab.proposals))
+    best = None
+    for select_at, ratio, bonus in itertools.product((0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5), (0.2, 0.3, 0.4, 0.5, 0.6, 0.7),
+                                                     (0.0, 0.5, 1.0, 2.0)):
+        policy = replace(reasoner.policy, select_at=select_at, select_ratio=ratio, co_usage_bonus=bonus)
+        judge = EmbeddedReasoner(tender.encoder, reasoner.model, policy)
+        f1 = mean(prf(judge.select(SelectTask(requirement=t, functions=[], proposals=p, co_usage=e)).api_ids, truth)[2]
+                  for t, truth, p, e, _ in cached)
+        if best is None or f1 > best[0]:
+            best = (f1, select_at, ratio, bonus)
+    collab_best = max(((mean(prf({p.api_id for p in c if p.score >= t}, truth)[2] for _, truth, _, _, c in cached), t)
+                       for t in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)), key=lambda x: x[0])
+    return best, collab_best
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--db", default="catalog.db")
+    parser.add_argument("--sample", type=int, default=400, help="tuning mashups")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--report-seed", type=int, default=0)
+    parser.add_argument("--report-sample", type=int, default=100)
+    args = parser.parse_args(argv)
+    embedder = get_embedder()
+    full = Catalog(args.db)
+    ids, reported, queries = tuning_queries(full, args.sample, args.seed, args.report_seed, args.report_sample)
+    catalog = Catalog(args.db, embedder=embedder, exclude_mashups=set(ids) | set(reported))
+    tender = Tender(catalog)
+    x, y = collect_features(tender, queries)
+    w = fit_logistic(x, y)
+    model = BidModel(bias=float(w[0]), **{name: float(v) for name, v in zip(FEATURES, w[1:])})
+    print("bid model:", json.dumps({k: round(v, 3) for k, v in asdict(model).items()}))
+    reasoner = EmbeddedReasoner(tender.encoder, model, replace(Policy(), self_select_at=0.02))
+    (f1, select_at, ratio, bonus), (collab_f1, collab_t) = selection_grid(tender, queries, reasoner)
+    print(f"selection: select_at={select_at} select_ratio={ratio} co_usage_bonus={bonus} (tuning F1 {f1:.3f})")
+    print(f"collaborative: self_select_at={collab_t} (tuning F1 {collab_f1:.3f})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""The contract net, protocol by protocol: well-formed transcripts, bounded routing, determinism."""
+
+import pytest
+
+from agents.context import Cancelled, RunContext
+from agents.messages import transcript_adapter
+from agents.request import PROTOCOLS, Request
+from agents.service import Tender
+from catalog import Catalog
+
+REQUIREMENT = "Show nearby restaurants on a map with their reviews, and send an SMS text message reminder."
+
+
+@pytest.fixture
+def tender(catalog_path, embedder):
+    return Tender(Catalog(catalog_path, embedder=embedder))
+
+
+def run(tender, requirement=REQUIREMENT, **fields):
+    return tender.recommend(Request.create(requirement, **fields))
+
+
+@pytest.mark.parametrize("organisation", ["api", "category"])
+@pytest.mark.parametrize("protocol", [p for p in PROTOCOLS if p != "single-agent"])
+def test_every_call_for_proposals_is_answered_by_each_contractor_it_reached(tender, protocol, organisation):
+    result = run(tender, protocol=protocol, organisation=organisation, top_n=4)
+    transcript = result.transcript
+    cfps = transcript.of_kind("cfp")
+    assert cfps
+    for cfp in cfps:
+        routing = next(r for r in transcript.routing if r.task_id == cfp.task_id)
+        reached = {c.contractor for c in routing.contacted}
+        answered = {m.sender for m in transcript.for_task(cfp.task_id) if m.kind in ("propose", "refuse")}
+        assert answered == reached
+
+
+@pytest.mark.parametrize("protocol", [p for p in PROTOCOLS if p != "single-agent"])
+def test_every_proposal_is_accepted_or_rejected_and_winners_inform(tender, protocol):
+    transcript = run(tender, protocol=protocol).transcript
+    decided = {(m.task_id, m.receiver, m.api_id) for m in transcript.messages if m.kind in ("accept", "reject")}
+    proposals = transcript.of_kind("propose")
+    assert proposals
+    assert {(p.task_id, p.sender, p.api_id) for p in proposals} == decided
+    accepted = {m.api_id for m in transcript.of_kind("accept")}
+    assert accepted == {m.api_id for m in transcript.of_kind("inform")}
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_plan_is_well_formed(tender, protocol):
+    plan = run(tender, protocol=protocol).plan
+    assert plan.apis, "the fixture requirement has an obvious answer"
+    assert [a.api_id for a in plan.apis] == plan.stages.final
+    assert set(plan.stages.final) <= set(plan.stages.bidding)
+    if protocol != "single-agent":
+        assert set(plan.stages.bidding) <= set(plan.stages.category) | set(plan.stages.bidding)
+        assert plan.cost.messages > 0 and plan.cost.contractors_contacted > 0
+    assert plan.cost.tokens.input == plan.cost.tokens.output == 0  # offline
+    assert all(0 <= a.score <= 1 for a in plan.apis)
+    step_ids = {s.id for s in plan.steps}
+    assert all(set(s.depends_on) <= step_ids for s in plan.steps)
+    assert all(a.steps for a in plan.apis)
+
+
+def test_manager_led_finds_the_map_and_the_reviews(tender):
+    names = {a.name for a in run(tender, "Show restaurants and their reviews on a map.").plan.apis}
+    assert "Google Maps" in names and names & {"Yelp", "Zomato"}
+
+
+@pytest.mark.parametrize("organisation", ["api", "category"])
+@pytest.mark.parametrize("protocol", [p for p in PROTOCOLS if p != "single-agent"])
+def test_routing_reaches_at_most_top_n_contractors_per_call(tender, protocol, organisation):
+    transcript = run(tender, protocol=protocol, organisation=organisation, top_n=3).transcript
+    assert transcript.routing
+    for routing in transcript.routing:
+        assert len(routing.contacted) <= 3
+        assert routing.eligible >= len(routing.contacted)
+        assert all(c.reason for c in routing.contacted)
+
+
+def test_broadcast_reaches_every_eligible_contractor(tender):
+    transcript = run(tender, protocol="contractor-led", routing="broadcast").transcript
+    (routing,) = transcript.routing
+    assert len(routing.contacted) == routing.eligible == 24
+
+
+def test_contractors_named_in_the_requirement_are_reached_first(tender):
+    transcript = run(tender, "Post Eventbrite events to a channel.", protocol="contractor-led", top_n=2).transcript
+    assert transcript.routing[0].contacted[0].contractor == "api:20"
+    assert transcript.routing[0].contacted[0].reason == "named in the requirement"
+
+
+def test_calls_for_proposals_stay_inside_the_announced_categories(tender):
+    transcript = run(tender, protocol="manager-led").transcript
+    for cfp in transcript.of_kind("cfp"):
+        for proposal in (m for m in transcript.for_task(cfp.task_id) if m.kind == "propose"):
+            api = tender.catalog.get_api(proposal.api_id)
+            assert set(api.categories) & set(cfp.categories)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_the_same_input_gives_the_same_output(tender, protocol, catalog_path, embedder):
+    first = run(tender, protocol=protocol)
+    again = run(Tender(Catalog(catalog_path, embedder=embedder)), protocol=protocol)
+    assert first.plan.model_dump(exclude={"run_id", "latency_ms"}) == again.plan.model_dump(exclude={"run_id", "latency_ms"})
+    strip = lambda t: [m.model_dump(exclude={"at_ms"}) for m in t.messages]
+    assert strip(first.transcript) == strip(again.transcript)
+
+
+def test_transcript_round_trips_through_json(tender):
+    transcript = run(tender).transcript
+    assert transcript_adapter.validate_json(transcript_adapter.dump_json(transcript)) == transcript
+
+
+def test_a_cancelled_run_stops(tender):
+    context = RunContext()
+    context.cancel.set()
+    with pytest.raises(Cancelled):
+        tender.recommend(Request.create(REQUIREMENT), context)
+
+
+def test_progress_is_reported_step_by_step(tender):
+    seen = []
+    context = RunContext(progress=lambda done, total, message: seen.append((done, total, message)))
+    tender.recommend(Request.create(REQUIREMENT), context)
+    assert len(seen) >= 3 and seen[-1][0] == seen[-1][1]
+    assert any("announcing" in m for *_, m in seen)
