@@ -108,6 +108,7 @@ def main() -> int:
         raise SystemExit(f"No catalogue at {args.catalog}: build it with `.venv/bin/tender catalog build` (or make catalog).")
 
     texts = requirements(args.catalog, args.clients * args.calls, args.seed)
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="tender-bench-") as folder:
         runs = Path(folder) / "runs.db"
         port = free_port()
@@ -134,6 +135,8 @@ def main() -> int:
         "server_start_s": round(startup, 2),
         "runs_returned": len(result["run_ids"]), "runs_stored": len(stored & set(result["run_ids"])),
         "cpus": os.cpu_count(),
+        # Other work on the machine skews every figure: note the 1-minute load average around the run.
+        "load_average_before": round(load_before, 2), "load_average_after": round(os.getloadavg()[0], 2),
     }
     print(f"{figures['clients']} clients x {figures['calls_per_client']} recommend_apis calls on {args.catalog} "
           f"({os.cpu_count()} CPUs)")
@@ -143,6 +146,8 @@ def main() -> int:
     print(f"latency max       {figures['max_ms']} ms")
     print(f"throughput        {figures['throughput_per_s']} calls/s over {figures['wall_s']} s")
     print(f"runs stored       {figures['runs_stored']} of {figures['runs_returned']} returned")
+    print(f"load average      {figures['load_average_before']} before, {figures['load_average_after']} after "
+          f"(1 min; anything else running on the machine slows the figures above)")
     for error in result["errors"][:5]:
         print(f"  error: {error[:200]}")
     if args.json:

@@ -7,6 +7,7 @@ default, with the SDK's DNS-rebinding and Origin checks, and an optional static 
 import copy
 import hmac
 import logging
+import os
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -52,7 +53,11 @@ class AppContext:
     catalog: Catalog | None = None
     missing: TenderError | None = None
     tenders: dict = field(default_factory=dict)  # (manager backend, contractor backend) -> Tender, built on first use
+    # Agent runs at once; the rest queue. Runs are CPU-bound and share the GIL: more at once than cores
+    # makes every run slower (20 at once on 2 cores gave a fifth of the throughput of 2 at once).
+    workers: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _limiter: anyio.CapacityLimiter | None = None
 
     @classmethod
     def open(cls, settings: Settings) -> "AppContext":
@@ -67,9 +72,20 @@ class AppContext:
             return cls(settings=settings, runs=runs, missing=error)
         app = cls(settings=settings, runs=runs, catalog=catalog)
         app.tender().warm_up()
+        if "torch" in sys.modules:
+            # Concurrency comes from serving runs side by side, one core each; torch's own threads on top
+            # oversubscribe the cores (OpenMP spin-waits: a 14x slower encode on a busy 2-core machine).
+            sys.modules["torch"].set_num_threads(1)
         log.info("Serving %s (%s APIs, model %s); runs in %s", catalog.path, len(catalog.api_ids()),
                  catalog.model_name, runs.path)
         return app
+
+    @property
+    def limiter(self) -> anyio.CapacityLimiter:
+        """Admits `workers` agent runs at once. Made on first use, in the event loop (anyio needs one)."""
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.workers)
+        return self._limiter
 
     def require_catalog(self) -> Catalog:
         if self.catalog is None:

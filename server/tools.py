@@ -3,6 +3,7 @@ docstrings are what a calling assistant reads. TenderError becomes ToolError at 
 caller sees the message that says how to fix the call."""
 
 import logging
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Literal, TypeVar
@@ -50,11 +51,17 @@ def fixable() -> Iterator[None]:
 
 
 async def in_worker(ctx: Context, work: Callable[[RunContext], T]) -> T:
-    """Run blocking agent work on a worker thread. Its progress reaches the client as progress
-    notifications; if the request is cancelled, the run's cancel event stops it at its next step."""
+    """Run blocking agent work on a worker thread, when the app's limiter admits it. Its progress reaches
+    the client as progress notifications; if the request is cancelled, whether waiting or running, the
+    run's cancel event stops it at its next step."""
     context = RunContext(progress=_progress_to(ctx))
+
+    def run() -> T:
+        context.started = time.perf_counter()  # a plan's latency is its run's, not its wait for a worker
+        return work(context)
+
     try:
-        return await anyio.to_thread.run_sync(work, context, abandon_on_cancel=True)
+        return await anyio.to_thread.run_sync(run, abandon_on_cancel=True, limiter=app_of(ctx).limiter)
     except anyio.get_cancelled_exc_class():
         context.cancel.set()
         raise
