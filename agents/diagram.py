@@ -4,6 +4,7 @@ Calls for proposals are solid arrows to each contractor the routing reached, ans
 refusals and rejections end in a cross. Backtracking and fallbacks appear as notes."""
 
 import re
+from collections.abc import Mapping
 
 from .messages import MANAGER, Transcript
 
@@ -20,11 +21,12 @@ ARROWS = {
 }
 
 
-def sequence_diagram(transcript: Transcript, *, max_arrows: int = 250) -> str:
-    """The transcript as Mermaid `sequenceDiagram` source. Past `max_arrows` arrows, the rest are
-    summarised in a closing note, so a broadcast to hundreds of contractors stays readable."""
+def sequence_diagram(transcript: Transcript, *, names: Mapping[str, str] | None = None, max_arrows: int = 250) -> str:
+    """The transcript as Mermaid `sequenceDiagram` source. `names` labels contractors ('api:370' ->
+    'Google Maps'); without it, a contractor is named by its proposals, else by its id. Past
+    `max_arrows` arrows, the rest are summarised in a closing note, so a broadcast stays readable."""
     contacted = {r.task_id: [c.contractor for c in r.contacted] for r in transcript.routing}
-    names = _contractor_names(transcript)
+    names = _contractor_names(transcript) | {c: f"{n} ({c.replace(':', ' ')})" for c, n in (names or {}).items()}
     participants: dict[str, str] = {MANAGER: "manager"}
 
     def alias(party: str) -> str:

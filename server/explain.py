@@ -12,9 +12,10 @@ class UnknownFunction(TenderError):
     pass
 
 
-def explain(run: Run, function: str | None = None) -> Explanation:
+def explain(run: Run, function: str | None = None, names: dict[str, str] | None = None) -> Explanation:
     """Group the transcript by call for proposals; with `function` (a step id such as 'f1', or its
-    text), keep only the calls announcing that step. Raises UnknownFunction naming the valid steps."""
+    text), keep only the calls announcing that step. `names` labels contractors in the diagram.
+    Raises UnknownFunction naming the valid steps."""
     plan, transcript = run.plan, run.transcript
     step_id = _step_id(run, function) if function else None
     if step_id:
@@ -39,7 +40,7 @@ def explain(run: Run, function: str | None = None) -> Explanation:
                                final=len(plan.stages.final)),
         cost=plan.cost,
         notes=transcript.notes or plan.notes,
-        diagram=sequence_diagram(transcript),
+        diagram=sequence_diagram(transcript, names=names),
     )
 
 

@@ -18,7 +18,7 @@ from pydantic import Field
 from agents.context import RunContext
 from agents.plan import Plan, Run
 from agents.request import PROTOCOLS, Organisation, Protocol, Request
-from catalog import Catalog, TenderError
+from catalog import ApiNotFound, Catalog, TenderError
 
 from .app import AppContext
 from .explain import explain
@@ -148,7 +148,20 @@ def explain_bids(
             if app.missing:  # no catalogue, so no run could have been made: say how to get one
                 raise TenderError(f"{error} {app.missing}") from None
             raise
-        return explain(run, function)
+        return explain(run, function, _contractor_names(app.catalog, run))
+
+
+def _contractor_names(catalog: Catalog | None, run: Run) -> dict[str, str]:
+    """API names for the api:<id> contractors of a run, from the catalogue when one is open."""
+    names = {}
+    for contractor in {c.contractor for r in run.transcript.routing for c in r.contacted}:
+        kind, _, key = contractor.partition(":")
+        if catalog is not None and kind == "api" and key.isdigit():
+            try:
+                names[contractor] = catalog.get_api(int(key)).name
+            except ApiNotFound:  # a run made on another catalogue
+                pass
+    return names
 
 
 async def compare_protocols(

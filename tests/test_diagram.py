@@ -75,3 +75,9 @@ def test_long_exchanges_are_cut_with_a_note():
 
 def test_an_empty_transcript_is_still_a_diagram():
     assert sequence_diagram(Transcript()) == "sequenceDiagram\n    participant manager as Manager\n"
+
+
+def test_contractors_can_be_named_by_the_caller():
+    text = sequence_diagram(exchange(), names={"api:2": "Bing Maps"})
+    assert re.search(r"    participant c\d+ as Bing Maps \(api 2\)", text)
+    assert "participant c2 as api 2" not in text
