@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from .messages import MANAGER, Transcript
 
-MAX_LABEL = 60
+MAX_LABEL = 90
 
 ARROWS = {
     "cfp": "->>",
@@ -34,6 +34,7 @@ def sequence_diagram(transcript: Transcript, *, names: Mapping[str, str] | None 
             participants[party] = f"c{len(participants)}"
         return participants[party]
 
+    apis = {m.api_id: m.api_name for m in transcript.messages if m.kind == "propose"}
     body: list[str] = []
     arrows = 0
     omitted = 0
@@ -65,7 +66,7 @@ def sequence_diagram(transcript: Transcript, *, names: Mapping[str, str] | None 
             continue
         sender = alias(message.sender) if message.sender != "*" else None
         receiver = alias(message.receiver) if message.receiver != "*" else None
-        label = _label(message)
+        label = _label(message, apis)
         if sender is None or receiver is None:
             body.append(f"    Note over {sender or receiver or 'manager'}: {_text(label)}")
         else:
@@ -81,16 +82,16 @@ def sequence_diagram(transcript: Transcript, *, names: Mapping[str, str] | None 
     return "\n".join(head + body) + "\n"
 
 
-def _label(message) -> str:
+def _label(message, apis: dict[int, str]) -> str:
     match message.kind:
         case "propose":
             return f"propose {message.api_name} ({message.score:.2f})"
         case "refuse":
             return f"refuse: {message.reason}"
         case "accept":
-            return f"accept {message.api_id}: {message.reason}"
+            return f"accept {apis.get(message.api_id, message.api_id)}: {message.reason}"
         case "reject":
-            return f"reject {message.api_id}: {message.reason}"
+            return f"reject {apis.get(message.api_id, message.api_id)}: {message.reason}"
         case "inform":
             return f"inform: {message.result}"
         case "failure":

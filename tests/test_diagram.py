@@ -51,7 +51,8 @@ def test_every_message_is_drawn():
     assert text.count("manager->>") == 3 + 1  # the CFP to the three routed contractors, then the accept
     assert "-->>manager: propose Google Maps (0.91)" in text
     assert re.search(r"c\d+--xmanager: refuse: nothing to offer sorry", text)
-    assert re.search(r"manager-xc\d+: reject 2: lower score", text)
+    assert re.search(r"manager->>c\d+: accept Google Maps: best score", text)  # named by its proposal
+    assert re.search(r"manager-xc\d+: reject 2: lower score", text)  # never proposed here: its id
     assert re.search(r"c\d+-->>manager: inform: contract taken", text)
     assert "Note over manager: backtrack f1: no admissible bid" in text
     assert "Note over manager: CFP t2 f1 round 2 in Reviews reached no contractor" in text
