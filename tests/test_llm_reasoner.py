@@ -95,7 +95,7 @@ def test_malformed_json_is_sent_back_once_and_the_repair_is_used(server, fallbac
     assert repair["messages"][2] == {"role": "assistant", "content": "Sure! Here are the functions: f1, f2"}
     assert "not valid JSON" in repair["messages"][3]["content"]
     assert context.notes == [
-        "manager, decompose: the LLM's answer was invalid (not valid JSON: Expecting value at line 1 column 1); "
+        "manager, decompose: the LLM's answer was invalid (not valid JSON: Expecting value (line 1, column 1)); "
         "sent it back once to be repaired.",
         "manager, decompose: the repaired answer is valid.",
     ]
@@ -120,6 +120,14 @@ def test_a_score_out_of_range_is_invalid_twice_then_the_fallback_answers(server,
     assert context.notes[1].endswith("the test-scripted-fallback reasoner answered this step.")
     assert context.cost.fallbacks == 1 and context.cost.llm_calls == 2
     assert context.cost.tokens_by_role["contractor"].input == 200
+
+
+def test_a_raw_control_character_inside_a_string_is_still_json(server, fallback):
+    server.enqueue(Answer('{"functions": [{"id": "f1", "name": "map\tview", "description": "a map\nof cafés"}]}'))
+
+    output = reasoner(server, fallback).run(decompose(), RunContext())
+
+    assert output.functions[0].description == "a map\nof cafés"
 
 
 def test_malformed_json_twice_falls_back(server, fallback):

@@ -240,9 +240,9 @@ def parse(task: Task, completion: Completion) -> BaseModel:
     text = strip_code_fence(completion.content)
     cut = " (cut off at the output limit)" if completion.finish_reason == "length" else ""
     try:
-        data = json.loads(text)
+        data = json.loads(text, strict=False)  # strict=False: a raw tab or newline inside a string is fine
     except json.JSONDecodeError as error:
-        raise InvalidAnswer(f"not valid JSON{cut}: {error.msg} at line {error.lineno} column {error.colno}") from None
+        raise InvalidAnswer(f"not valid JSON{cut}: {error.msg} (line {error.lineno}, column {error.colno})") from None
     if not isinstance(data, dict):
         raise InvalidAnswer(f"the JSON is a {type(data).__name__}, not an object")
     try:
