@@ -10,7 +10,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
@@ -198,17 +198,22 @@ def build_server(settings: Settings | None = None, *, open_app: Callable[[], App
     return server
 
 
-def transport_security(host: str) -> TransportSecuritySettings:
-    """DNS-rebinding protection always on: Host must name this server, and a browser Origin must be local."""
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
-    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+def transport_security(host: str, allowed_hosts: Sequence[str] = ()) -> TransportSecuritySettings:
+    """DNS-rebinding protection, always on: the Host header must name this server (loopback, the --host
+    address, or an allowed name), and a browser's Origin must be one of those too."""
+    names = ["127.0.0.1", "localhost", "[::1]"]
     if host not in LOOPBACK and host not in ("0.0.0.0", "::"):
-        hosts.append(f"{host}:*")
-        origins.append(f"http://{host}:*")
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+        names.append(host)
+    names += [name for name in allowed_hosts if name not in names]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:*" for name in names] + list(allowed_hosts),  # a proxy may drop the port
+        allowed_origins=[f"{scheme}://{name}{port}" for name in names for scheme in ("http", "https") for port in (":*", "")],
+    )
 
 
-def serve(settings: Settings, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765) -> None:
+def serve(settings: Settings, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765,
+          allowed_hosts: Sequence[str] = ()) -> None:
     """Run until interrupted. Logs go to stderr: under stdio, stdout carries only the protocol."""
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if transport == "stdio":
@@ -220,7 +225,7 @@ def serve(settings: Settings, transport: str = "stdio", host: str = "127.0.0.1",
     from uvicorn.config import LOGGING_CONFIG
 
     server = build_server(settings, bearer_token=settings.http_token)
-    app = server.streamable_http_app(transport_security=transport_security(host), host=host)
+    app = server.streamable_http_app(transport_security=transport_security(host, allowed_hosts), host=host)
     log_config = copy.deepcopy(LOGGING_CONFIG)
     log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"  # uvicorn's default is stdout
     log.info("Streamable HTTP on http://%s:%s/mcp%s", host, port, " (bearer token required)" if settings.http_token else "")

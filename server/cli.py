@@ -266,8 +266,10 @@ def evaluate_command(settings: Settings, method, sample, seed, folds, mashups_pa
               help="stdio for Claude Desktop and IDEs; http for streamable HTTP (agents).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP only: the address to listen on.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="HTTP only.")
+@click.option("--allow-host", "allowed_hosts", multiple=True, metavar="NAME",
+              help="HTTP only: also accept requests addressed to this host name (repeatable). Loopback and --host are accepted.")
 @click.pass_obj
-def serve_command(settings: Settings, transport, host, port):
+def serve_command(settings: Settings, transport, host, port, allowed_hosts):
     """Serve Tender over MCP: the recommend_apis, explain_bids, compare_protocols, search_apis, get_api
     and list_categories tools, catalogue and run resources, and the compose_service prompt.
 
@@ -278,7 +280,8 @@ def serve_command(settings: Settings, transport, host, port):
     Examples:
         tender serve
         tender serve --transport http --port 8765
+        TENDER_HTTP_TOKEN=... tender serve --transport http --host 0.0.0.0 --allow-host tender.example.org
     """
     from .app import serve
 
-    serve(settings, transport=transport, host=host, port=port)
+    serve(settings, transport=transport, host=host, port=port, allowed_hosts=allowed_hosts)

@@ -71,7 +71,7 @@ def http_server(env: dict, log: Path, *args: str):
 
 
 async def test_http(server_env, tmp_path):
-    with http_server(server_env, tmp_path / "http.log") as url:
+    with http_server(server_env, tmp_path / "http.log", "--allow-host", "tender.test") as url:
         async with Client(url) as client:
             plan = ok(await client.call_tool("recommend_apis", {"requirement": REQUIREMENT}))
         # A second client, a new session: the run is there.
@@ -82,6 +82,9 @@ async def test_http(server_env, tmp_path):
         assert httpx.post(url, json=INITIALIZE, headers=MCP_HEADERS | {"Host": "evil.example:80"}).status_code == 421
         assert httpx.post(url, json=INITIALIZE, headers=MCP_HEADERS | {"Origin": "http://evil.example"}).status_code == 403
         assert httpx.post(url, json=INITIALIZE, headers=MCP_HEADERS | {"Origin": url.rsplit("/", 1)[0]}).status_code == 200
+        # --allow-host adds a name, with or without a port (behind a proxy).
+        for name in ("tender.test:443", "tender.test"):
+            assert httpx.post(url, json=INITIALIZE, headers=MCP_HEADERS | {"Host": name}).status_code == 200
     assert "Streamable HTTP on" in (tmp_path / "http.log").read_text()
 
 
@@ -132,3 +135,25 @@ def test_inspector_cli_lists_and_calls_the_tools(npx, server_env):
     failed = inspector(npx, server_env, "--method", "tools/call", "--tool-name", "recommend_apis",
                        "--tool-arg", "requirement=maps", "--tool-arg", "protocol=auction", exit_code=5)
     assert failed["isError"] is True and "manager-led" in failed["content"][0]["text"]
+
+
+@pytest.mark.real_model
+def test_stdout_carries_only_the_protocol(server_env):
+    """With the real embedding model loading (its progress bars and logs), every stdout line is JSON-RPC."""
+    env = {k: v for k, v in server_env.items() if k != "TENDER_EMBEDDING_MODEL"}
+    process = subprocess.Popen([TENDER, "serve"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    requests = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "get_api", "arguments": {"api": 0}}}]
+    for request in requests:
+        process.stdin.write(json.dumps(request) + "\n")
+    process.stdin.flush()
+    lines = []
+    while not any(json.loads(line).get("id") == 2 for line in lines):
+        line = process.stdout.readline()
+        assert line, f"the server closed stdout:\n{process.stderr.read()}"
+        lines.append(line)
+    rest, errors = process.communicate(timeout=30)
+    assert all(json.loads(line)["jsonrpc"] == "2.0" for line in lines + rest.splitlines())
+    assert json.loads(lines[-1])["result"]["structuredContent"]["name"] == "Google Maps"
+    assert "Loading SentenceTransformer model" in errors  # the model did load, and said so on stderr
