@@ -167,7 +167,7 @@ def test_categories_and_selections_must_come_from_what_was_offered(server, fallb
 
     assert llm.run(mapping, context) == CategoryMapping(categories=["Reviews"])
     assert llm.run(selection, context) == Selection(api_ids=[3])
-    assert "'Mapping' is not a candidate category; choose from ['Reviews', 'Food']" in context.notes[0]
+    assert "'Mapping' is not a candidate; choose from ['Reviews', 'Food']" in context.notes[0]
     assert "api_id 3 is selected twice; 2 APIs selected; at most 1" in context.notes[2]
 
 

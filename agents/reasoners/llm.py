@@ -290,7 +290,9 @@ def _decompose(task: DecomposeTask, output) -> list[str]:
 @problems.register
 def _map(task: MapCategoriesTask, output) -> list[str]:
     names = [c.name for c in task.candidates]
-    found = [f"{c!r} is not a candidate category; choose from {names}" for c in output.categories if c not in names]
+    unknown = [c for c in output.categories if c not in names]
+    found = [f"{', '.join(map(repr, unknown))} {'is not a candidate' if len(unknown) == 1 else 'are not candidates'}; "
+             f"choose from {names}"] if unknown else []
     found += [f"category {c!r} is chosen twice" for c in repeated(output.categories)]
     if len(output.categories) > task.max_categories:
         found.append(f"{len(output.categories)} categories chosen; at most {task.max_categories}")
