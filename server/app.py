@@ -36,11 +36,6 @@ refusals and awards behind that plan. search_apis, get_api and list_categories b
 compare_protocols runs the four negotiation protocols side by side."""
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-BACKENDS = ("offline", "llm")
-
-
-class BackendUnavailable(TenderError):
-    pass
 
 
 @dataclass
@@ -53,11 +48,13 @@ class AppContext:
     catalog: Catalog | None = None
     missing: TenderError | None = None
     tenders: dict = field(default_factory=dict)  # (manager backend, contractor backend) -> Tender, built on first use
-    # Agent runs at once; the rest queue. Runs are CPU-bound and share the GIL: more at once than cores
-    # makes every run slower (20 at once on 2 cores gave a fifth of the throughput of 2 at once).
+    # Offline agent runs at once; the rest queue. They are CPU-bound and share the GIL: more at once than
+    # cores makes every run slower (20 at once on 2 cores gave a fifth of the throughput of 2 at once).
     workers: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
+    # Runs with an LLM role at once: they mostly wait on the endpoint.
+    llm_workers: int = 16
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _limiter: anyio.CapacityLimiter | None = None
+    _limiters: dict = field(default_factory=dict)
 
     @classmethod
     def open(cls, settings: Settings) -> "AppContext":
@@ -80,12 +77,13 @@ class AppContext:
                  catalog.model_name, runs.path)
         return app
 
-    @property
-    def limiter(self) -> anyio.CapacityLimiter:
-        """Admits `workers` agent runs at once. Made on first use, in the event loop (anyio needs one)."""
-        if self._limiter is None:
-            self._limiter = anyio.CapacityLimiter(self.workers)
-        return self._limiter
+    def limiter(self, manager: str = "offline", contractors: str = "offline") -> anyio.CapacityLimiter:
+        """Admits `workers` offline runs at once, or `llm_workers` runs with an LLM role. Made on first use,
+        in the event loop (anyio needs one); only the event loop's thread calls this."""
+        offline = manager == contractors == "offline"
+        if offline not in self._limiters:
+            self._limiters[offline] = anyio.CapacityLimiter(self.workers if offline else self.llm_workers)
+        return self._limiters[offline]
 
     def require_catalog(self) -> Catalog:
         if self.catalog is None:
@@ -107,13 +105,8 @@ class AppContext:
             return self.tenders[manager, contractors]
 
     def _reasoners(self, catalog: Catalog, manager: str, contractors: str) -> dict:
-        try:
-            from agents.reasoners.factory import LLMSettings, build_reasoners
-        except ImportError:
-            raise BackendUnavailable(
-                "Only the offline reasoner is available in this installation; "
-                "call again with manager_backend='offline' and contractor_backend='offline'."
-            ) from None
+        from agents.reasoners.factory import LLMSettings, build_reasoners
+
         settings = self.settings
         llm = LLMSettings(base_url=settings.llm_base_url, model=settings.llm_model, api_key=settings.llm_api_key,
                           cache_path=settings.catalog_path.with_name("llm-cache.db"))

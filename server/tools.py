@@ -50,8 +50,8 @@ def fixable() -> Iterator[None]:
         raise ToolError(str(error)) from error
 
 
-async def in_worker(ctx: Context, work: Callable[[RunContext], T]) -> T:
-    """Run blocking agent work on a worker thread, when the app's limiter admits it. Its progress reaches
+async def in_worker(ctx: Context, work: Callable[[RunContext], T], limiter: anyio.CapacityLimiter) -> T:
+    """Run blocking agent work on a worker thread, when `limiter` admits it. Its progress reaches
     the client as progress notifications; if the request is cancelled, whether waiting or running, the
     run's cancel event stops it at its next step."""
     context = RunContext(progress=_progress_to(ctx))
@@ -61,7 +61,7 @@ async def in_worker(ctx: Context, work: Callable[[RunContext], T]) -> T:
         return work(context)
 
     try:
-        return await anyio.to_thread.run_sync(run, abandon_on_cancel=True, limiter=app_of(ctx).limiter)
+        return await anyio.to_thread.run_sync(run, abandon_on_cancel=True, limiter=limiter)
     except anyio.get_cancelled_exc_class():
         context.cancel.set()
         raise
@@ -123,7 +123,7 @@ async def recommend_apis(
             app.runs.save(run)
             return run
 
-        run = await in_worker(ctx, work)
+        run = await in_worker(ctx, work, app.limiter(manager_backend, contractor_backend))
     return run.plan
 
 
@@ -191,7 +191,7 @@ async def compare_protocols(
                 runs.append(run)
             return runs
 
-        runs = await in_worker(ctx, work)
+        runs = await in_worker(ctx, work, app.limiter())
     common = set.intersection(*({a.name for a in run.plan.apis} for run in runs))
     return Comparison(
         requirement=runs[0].plan.requirement,

@@ -299,3 +299,20 @@ async def test_tools_run_concurrently_on_one_server(settings):
             for i in range(8):
                 group.start_soon(recommend, client, f"{REQUIREMENT} number {i}")
         assert RunStore(settings.runs_path).count() == 8
+
+
+async def test_recommend_apis_on_an_llm_backend(settings, tmp_path):
+    """The backend arguments reach the agents: an LLM manager that never answers in the schema is asked,
+    then its steps fall back to the offline reasoner, and the plan says so."""
+    from dataclasses import replace
+
+    from tests.llm_fake_server import Answer, FakeLLMServer
+
+    with FakeLLMServer(respond=lambda body: Answer("I would rather not say.")) as llm:
+        with_llm = replace(settings, llm_base_url=llm.url, llm_model=f"fake-{tmp_path.name}")
+        async with Client(build_server(with_llm)) as client:
+            plan = await recommend(client, manager_backend="llm")
+        assert llm.requests
+    assert plan["backends"] == {"manager": "llm", "contractors": "offline"}
+    assert plan["cost"]["llm_calls"] >= 1 and plan["cost"]["fallbacks"] >= 1
+    assert plan["apis"]
