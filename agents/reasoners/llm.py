@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 # Status codes with which servers turn down a response_format they lack (llama.cpp's server: 500).
 FORMAT_REFUSALS = {400, 422, 500, 501}
-RETRIED = "timeout, connection, 408, 409, 429, 5xx"  # what the openai client retries, with backoff
+_COUNTING = threading.Lock()  # parallel bids add to one run's counters
 
 
 class InvalidAnswer(Exception):
@@ -120,7 +120,8 @@ class LLMReasoner(Reasoner):
         return output
 
     def _fall_back(self, task: Task, context: RunContext) -> BaseModel:
-        context.cost.fallbacks += 1
+        with _COUNTING:
+            context.cost.fallbacks += 1
         return self.fallback.run(task, context)
 
     def _budget(self, context: RunContext) -> int | None:
@@ -146,7 +147,8 @@ class LLMReasoner(Reasoner):
         for request in candidates if self.cache is not None else []:
             if (hit := self.cache.get(request)) is not None:
                 context.add_tokens(task.role, hit.prompt_tokens, hit.completion_tokens)
-                context.cost.cache_hits += 1
+                with _COUNTING:
+                    context.cost.cache_hits += 1
                 return hit
         try:
             request, completion, retries = self._negotiate(json_schema, json_mode, context)
