@@ -32,6 +32,10 @@ eval: catalog.db
 	$(BIN)/tender eval --protocol all --sample 100 --seed 0 --json out/eval.json --plot out/eval.png
 	$(BIN)/tender eval --protocol all --sample 100 --seed 0 --mask-api-names --json out/eval-masked.json --plot out/eval-masked.png
 
+bench: catalog.db
+	$(BIN)/python -m evaluation.bench --db catalog.db
+	$(BIN)/python benchmarks/bench_http.py
+
 clean:
 	rm -rf $(VENV) catalog.db *.egg-info
 

@@ -62,7 +62,7 @@ class Manager:
         f_vector = self.encoder.one(function.description)
         by_similarity = {h.id: h.score for h in self.catalog.search(f_vector, kind="category", k=limit + len(skip))}
         votes: dict[str, float] = defaultdict(float)
-        hits = self.catalog.search(self.encoder.one(requirement), kind="mashup", k=self.neighbours)
+        hits = self.catalog.search(self.task_vector(requirement, function), kind="mashup", k=self.neighbours)
         total = sum(max(h.score, 0.0) for h in hits) or 1.0
         for hit in hits:
             names = {c for a in self.catalog.get_mashup(hit.id).api_ids for c in self.catalog.get_api(a).categories[:1]}
@@ -100,7 +100,7 @@ class Manager:
 
     # -- the contract net -------------------------------------------------------------------------
     def announce(self, negotiation: Negotiation, *, function: FunctionSpec | None, categories: list[str],
-                 steps: list[str], round: int = 1) -> list[Propose]:
+                 steps: list[str], round: int = 1, reserve: float | None = None) -> list[Propose]:
         """Send a call for proposals to the routed contractors and collect their answers."""
         context = negotiation.context
         request = negotiation.request
@@ -108,7 +108,7 @@ class Manager:
             sender=MANAGER, receiver="*", task_id=negotiation.next_task_id(), at_ms=context.elapsed_ms(),
             function_id=function.id if function else None, function=function.description if function else None,
             categories=categories, requirement=request.requirement, round=round, steps=steps,
-            neighbourhood=self.neighbourhood(request.requirement),
+            neighbourhood=self.neighbourhood(request.requirement), reserve=reserve,
         )
         negotiation.send(cfp)
         negotiation.mapped_categories.update(dict.fromkeys(categories))

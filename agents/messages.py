@@ -37,6 +37,9 @@ class CallForProposals(Message):
     neighbourhood: "Neighbourhood | None" = Field(
         None, description="How close the nearest past mashups are to the requirement, for contractors to weigh their history."
     )
+    reserve: float | None = Field(
+        None, ge=0.0, le=1.0, description="The lowest score the manager will consider; None lets contractors judge."
+    )
     steps: list[Literal["decompose", "map", "match", "select"]] = Field(
         default_factory=lambda: ["match"], description="The reasoning steps the contractor is asked to perform."
     )

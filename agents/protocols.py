@@ -207,14 +207,16 @@ def _announce_required(manager: Manager, negotiation: Negotiation, outcome: Outc
         ids = [i for i in manager.catalog.apis_in_categories([category]) if i not in negotiation.excluded_apis]
         knowledge = ContractorKnowledge(contractor="single-agent", apis=[manager.pool.api_knowledge(i) for i in ids])
         cfp = CallForProposals(sender=MANAGER, receiver=MANAGER, task_id=step_id, requirement=negotiation.request.requirement,
-                               categories=[category], neighbourhood=manager.neighbourhood(negotiation.request.requirement))
+                               categories=[category], neighbourhood=manager.neighbourhood(negotiation.request.requirement),
+                               reserve=0.0)
         decision = manager.reasoner.run(BidTask(cfp=cfp, knowledge=knowledge), negotiation.context)
         names = {k.api_id: k.name for k in knowledge.apis}
         offers = [Propose(sender=MANAGER, receiver=MANAGER, task_id=step_id, api_id=d.api_id, api_name=names[d.api_id],
                           score=d.score, rationale=d.rationale, evidence=d.evidence, function_id=step_id, category=category)
                   for d in decision.proposals if d.api_id in names]
     else:
-        offers = manager.announce(negotiation, function=function, categories=[category], steps=["match"])
+        # The category is required: any bid will do, so the manager sets no bar.
+        offers = manager.announce(negotiation, function=function, categories=[category], steps=["match"], reserve=0.0)
         offers = [p for p in offers if category in manager.catalog.get_api(p.api_id).categories]
     offers = [p for p in offers if manager.admissible(negotiation, p) is None]
     for p in offers:

@@ -24,7 +24,7 @@ class Constraints(BaseModel):
 
 
 class Request(BaseModel):
-    requirement: str = Field(min_length=1, max_length=MAX_REQUIREMENT_CHARS)
+    requirement: str = Field(max_length=MAX_REQUIREMENT_CHARS)
     protocol: Protocol = "manager-led"
     organisation: Organisation = "api"
     routing: Literal["embedding", "broadcast"] = "embedding"

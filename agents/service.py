@@ -86,8 +86,13 @@ class Tender:
         return Run(plan=self._plan(request, negotiation, outcome), transcript=self._transcript(negotiation))
 
     def compare(self, request: Request, context: RunContext | None = None) -> list[Run]:
-        """The same request under every protocol."""
-        return [self.recommend(request.model_copy(update={"protocol": p}), context) for p in PROTOCOLS]
+        """The same request under every protocol, each with its own cost and latency."""
+        context = context or RunContext()
+        runs = []
+        for protocol in PROTOCOLS:
+            own = RunContext(cancel=context.cancel, progress=context.progress, max_tokens=context.max_tokens)
+            runs.append(self.recommend(request.model_copy(update={"protocol": protocol}), own))
+        return runs
 
     def _transcript(self, negotiation: Negotiation):
         transcript = negotiation.transcript

@@ -3,31 +3,36 @@
 import re
 
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
-_CLAUSE = re.compile(r",\s+(?:and\s+|then\s+|while\s+)?|\s+(?:and then|and also|as well as|along with|while|whereas)\s+|\s+and\s+(?=[a-z]+s?\b)", re.I)
+_CLAUSE = re.compile(r"(,\s+(?:and\s+|then\s+|while\s+)?|\s+(?:and then|and also|as well as|along with|while|whereas)\s+|\s+and\s+(?=[a-z]+s?\b))", re.I)
 _PRESENTATION = re.compile(r"\b(show|shows|display|displays|map|maps|mapped|plot|plots|visuali[sz]e|view|views|overlay|chart|charts)\b", re.I)
 
 
-def clauses(text: str, max_clauses: int = 6, min_words: int = 4) -> list[str]:
-    """The requirement's clauses in order: sentences, split further at conjunctions; short fragments are
-    merged into their neighbour so that each clause still says something."""
+def clauses(text: str, max_clauses: int = 6, min_words: int = 3) -> list[str]:
+    """The requirement's clauses in order: sentences, split further at conjunctions. A fragment shorter
+    than min_words is joined back to its neighbour with the words that separated them."""
     parts: list[str] = []
     for sentence in _SENTENCE.split(text.strip()):
-        for piece in _CLAUSE.split(sentence):
-            piece = piece.strip(" ,;.")
+        pieces = _CLAUSE.split(sentence)  # [clause, separator, clause, ...]
+        current = ""
+        for i in range(0, len(pieces), 2):
+            piece = pieces[i].strip(" ,;.")
+            separator = pieces[i - 1] if i else ""
             if not piece:
                 continue
-            if parts and len(piece.split()) < min_words:
-                parts[-1] = f"{parts[-1]} {piece}"
-            elif not parts or len(parts[-1].split()) >= min_words:
-                parts.append(piece)
+            if current and (len(piece.split()) < min_words or len(current.split()) < min_words):
+                current = f"{current}{separator.rstrip()} {piece}" if separator.strip() else f"{current} {piece}"
             else:
-                parts[-1] = f"{parts[-1]} {piece}"
+                if current:
+                    parts.append(current)
+                current = piece
+        if current:
+            parts.append(current)
     if not parts:
         return [text.strip()]
     while len(parts) > max_clauses:
         # Merge the shortest neighbouring pair.
         i = min(range(len(parts) - 1), key=lambda k: len(parts[k]) + len(parts[k + 1]))
-        parts[i : i + 2] = [f"{parts[i]} {parts[i + 1]}"]
+        parts[i : i + 2] = [f"{parts[i]}; {parts[i + 1]}"]
     return parts
 
 

@@ -21,7 +21,7 @@ from agents.reasoners.embedded import FEATURES, BidModel, EmbeddedReasoner, Poli
 from agents.request import Request
 from agents.service import Tender
 from agents.tasks import CoUsageEdge, SelectTask
-from agents.text import mask_names
+from agents.text import clauses, mask_names
 from catalog import Catalog, get_embedder
 
 from .metrics import mean, prf
@@ -66,10 +66,14 @@ def collect_features(tender: Tender, queries, shortlist: int = 30):
     for text, truth in tqdm(queries, desc="features"):
         q = tender.encoder.one(text)
         around = manager.neighbourhood(text)
+        parts = tender.encoder.embed(clauses(text))
         scores = router.profile_scores(q)
         ids = {int(router.api_ids[r]) for r in np.argsort(-scores)[:shortlist]} | router.named(text)
         for api_id in ids:
-            rows.append(features(pool.api_knowledge(api_id), q, q, text, BidModel().temperature, around))
+            api = pool.api_knowledge(api_id)
+            # As a contractor does: the function is the clause closest to its API.
+            f = parts[int(np.argmax(parts @ api.vector))] if api.vector is not None else q
+            rows.append(features(api, q, f, text, BidModel().temperature, around))
             labels.append(api_id in truth)
     return np.array(rows), np.array(labels, dtype=float)
 
