@@ -43,11 +43,14 @@ def default_model_path() -> Path:
 class SentenceTransformerEmbedder:
     """A local sentence-transformers model folder. Never downloads: the hub is switched off."""
 
-    def __init__(self, path: Path | str | None = None, device: str = "cpu"):
+    def __init__(self, path: Path | str | None = None, device: str = "cpu", threads: int | None = 1):
         self.path = Path(path) if path else default_model_path()
         if not (self.path / "config.json").is_file() and not (self.path / "modules.json").is_file():
             raise TenderError(f"{self.path} is not a sentence-transformers model folder (no config.json or modules.json).")
         self.device = device
+        # One thread by default: queries are short, and on a busy 2-core machine two torch threads per call
+        # were many times slower than one. Building the catalogue passes threads=None (all cores).
+        self.threads = threads
         self.model_name = "all-MiniLM-L6-v2" if self.path == default_model_path() else self.path.name
 
     @cached_property
@@ -58,7 +61,7 @@ class SentenceTransformerEmbedder:
         import torch
         from sentence_transformers import SentenceTransformer
 
-        torch.set_num_threads(max(1, os.cpu_count() or 1))
+        torch.set_num_threads(self.threads or max(1, os.cpu_count() or 1))
         return SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
 
     @property
@@ -100,11 +103,12 @@ class HashingEmbedder:
         return matrix / np.where(norms == 0, 1.0, norms)
 
 
-def get_embedder(spec: str | None = None) -> Embedder:
-    """`None` or "default": the bundled MiniLM; "hashing" or "hashing-N": the test embedder; else a model folder."""
+def get_embedder(spec: str | None = None, threads: int | None = 1) -> Embedder:
+    """`None` or "default": the bundled MiniLM; "hashing" or "hashing-N": the test embedder; else a model folder.
+    `threads=None` lets torch use every core (for building)."""
     if spec in (None, "", "default", "all-MiniLM-L6-v2"):
-        return SentenceTransformerEmbedder()
+        return SentenceTransformerEmbedder(threads=threads)
     if spec.startswith("hashing"):
         _, _, size = spec.partition("-")
         return HashingEmbedder(int(size) if size else 256)
-    return SentenceTransformerEmbedder(spec)
+    return SentenceTransformerEmbedder(spec, threads=threads)
