@@ -25,7 +25,14 @@ class QueryEncoder:
     def dimension(self) -> int:
         return self.embedder.dimension
 
+    @staticmethod
+    def key(text: str) -> str:
+        """Texts that differ only by surrounding spaces or a final full stop share one vector: a requirement
+        of one sentence is also its only clause."""
+        return text.strip().rstrip(".;,!? ") or text
+
     def embed(self, texts: list[str], progress: bool = False) -> np.ndarray:
+        texts = [self.key(t) for t in texts]
         with self._lock:
             missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
         if missing:
