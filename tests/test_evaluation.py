@@ -1,0 +1,121 @@
+"""The evaluation: metric code on hand-made cases, the leave-out, and the report's schema."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+from agents.service import Tender
+from catalog import Catalog
+from evaluation.metrics import ndcg_at, percentile, precision_at, prf, recall_at
+from evaluation.runner import METHODS, EvalConfig, LeakError, evaluate
+from evaluation.split import folds, sample_ids
+
+
+def test_a_perfect_answer_scores_one():
+    assert prf([1, 2], [2, 1]) == (1.0, 1.0, 1.0)
+    assert ndcg_at([1, 2], [1, 2], 5) == 1.0
+
+
+def test_an_empty_or_wrong_answer_scores_zero():
+    assert prf([], [1]) == (0.0, 0.0, 0.0)
+    assert prf([3], [1]) == (0.0, 0.0, 0.0)
+    assert ndcg_at([], [1], 3) == 0.0 and precision_at([], [1], 1) == 0.0
+
+
+def test_known_partial_cases():
+    precision, recall, f1 = prf([1, 2, 3, 4], [1, 5])
+    assert (precision, recall) == (0.25, 0.5)
+    assert f1 == pytest.approx(2 * 0.25 * 0.5 / 0.75)
+    assert precision_at([1, 9, 2], [1, 2], 3) == pytest.approx(2 / 3)
+    assert precision_at([1], [1, 2], 5) == pytest.approx(1 / 5)  # stopping early is not rewarded
+    assert recall_at([9, 1], [1, 2], 1) == 0.0 and recall_at([9, 1], [1, 2], 2) == 0.5
+
+
+def test_ndcg_against_a_worked_example():
+    # Hits at ranks 1 and 3 out of a true set of two: DCG = 1 + 1/log2(4) = 1.5, ideal = 1 + 1/log2(3).
+    assert ndcg_at([1, 5, 2], [1, 2], 3) == pytest.approx(1.5 / (1 + 1 / math.log2(3)))
+    assert ndcg_at([1, 5, 2], [1, 2], 3) == pytest.approx(0.9197, abs=1e-4)
+
+
+def test_percentiles_interpolate():
+    assert percentile([1, 2, 3, 4], 50) == 2.5
+    assert percentile([10], 95) == 10
+
+
+def test_samples_and_folds_are_reproducible_and_disjoint():
+    ids = list(range(50))
+    assert sample_ids(ids, 10, 0) == sample_ids(ids, 10, 0) != sample_ids(ids, 10, 1)
+    parts = folds(ids, 5, 0)
+    assert sorted(i for part in parts for i in part) == ids
+    assert all(len(part) == 10 for part in parts)
+
+
+def test_test_mashups_are_absent_from_the_catalogue_the_agents_use(catalog_path, embedder):
+    seen = []
+
+    def open_catalog(left_out):
+        cat = Catalog(catalog_path, embedder=embedder, exclude_mashups=left_out)
+        seen.append((set(left_out), cat))
+        return cat
+
+    class Watching(Tender):
+        def recommend(self, request, context=None):
+            run = super().recommend(request, context)
+            # No call for proposals carried a neighbourhood built from a test mashup, and no contractor holds one.
+            for pool in self._pools.values():
+                for knowledge in pool._api_knowledge.values():
+                    assert not test_ids & {use.mashup_id for use in knowledge.history}
+            return run
+
+    config = EvalConfig(db=catalog_path, methods=list(METHODS), sample=8, seed=3)
+    test_ids = set(sample_ids(list(range(40)), 8, 3))
+    result = evaluate(config, open_catalog, Watching, progress=False)
+    (left_out, cat), = [(l, c) for l, c in seen if l]
+    assert left_out == test_ids
+    assert not test_ids & {m.id for m in cat.mashups()}
+    assert not test_ids & set(cat.vectors("mashup").ids)
+    assert result["config"]["leave_out_checked"] is True
+    assert result["config"]["test_mashups"] == 8
+
+
+def test_a_catalogue_that_still_holds_the_test_mashups_stops_the_run(catalog_path, embedder):
+    config = EvalConfig(db=catalog_path, methods=["baseline-knn"], sample=5, seed=0)
+    with pytest.raises(LeakError):
+        evaluate(config, lambda left_out: Catalog(catalog_path, embedder=embedder), Tender, progress=False)
+
+
+def test_tender_eval_writes_the_documented_json_and_a_figure(catalog_path, tmp_path):
+    env = {**os.environ, "TENDER_CATALOG": str(catalog_path), "TENDER_EMBEDDING_MODEL": "hashing"}
+    out, png = tmp_path / "out.json", tmp_path / "out.png"
+    result = subprocess.run([sys.executable, "-m", "server", "eval", "--protocol", "all", "--sample", "6",
+                             "--json", str(out), "--plot", str(png), "--quiet", "--mask-api-names"],
+                            capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "| manager-led | final |" in result.stdout
+    data = json.loads(out.read_text())
+    assert set(data) == {"config", "results"}
+    assert set(data["results"]) == {"manager-led", "contractor-led", "collaborative", "single-agent",
+                                    "baseline-popularity", "baseline-embedding", "baseline-knn"}
+    manager = data["results"]["manager-led"]
+    assert set(manager["stages"]) == {"category", "bidding", "final"}
+    assert set(manager["stages"]["final"]) == {"precision", "recall", "f1"}
+    assert {"p@1", "r@1", "ndcg@1", "p@10", "r@10", "ndcg@10"} <= set(manager["ranking"])
+    assert set(manager["tokens"]) == {"input", "output"} and set(manager["latency_ms"]) == {"p50", "p95"}
+    assert "avg_apis" in manager and "contractors_contacted" in manager
+    assert set(data["results"]["single-agent"]["stages"]) == {"final"}
+    assert set(data["results"]["baseline-knn"]["stages"]) == {"final"}
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert data["config"]["mask_api_names"] is True
+
+
+def test_masking_removes_api_names_as_a_user_would_not_know_them():
+    from agents.text import mask_names
+
+    text = "This app uses the Yelp Fusion API and Google Maps to show Yelp reviews on a map."
+    masked = mask_names(text, ["Yelp Fusion", "Google Maps", "Twitter"])
+    assert "Yelp" not in masked and "Google" not in masked and "API" not in masked
+    assert "reviews on a map" in masked
