@@ -29,8 +29,8 @@ test: $(BIN)/tender
 	$(BIN)/pytest -q
 
 eval: catalog.db
-	$(BIN)/tender eval --protocol all --sample 100 --seed 0 --json out/eval.json --plot out/eval.png
-	$(BIN)/tender eval --protocol all --sample 100 --seed 0 --mask-api-names --json out/eval-masked.json --plot out/eval-masked.png
+	$(BIN)/tender eval --protocol all --sample 100 --seed 0 --json docs/eval.json --plot docs/eval.png
+	$(BIN)/tender eval --protocol all --sample 100 --seed 0 --mask-api-names --json docs/eval-masked.json --plot docs/eval-masked.png
 
 bench: catalog.db
 	$(BIN)/python -m evaluation.bench --db catalog.db
