@@ -9,6 +9,8 @@ reasoning steps (decompose, map, match, select):
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .contractor import ContractorPool
 from .manager import Manager, Negotiation
 from .messages import MANAGER, Backtrack, CallForProposals, Propose
@@ -129,8 +131,8 @@ def single_agent(manager: Manager, negotiation: Negotiation, pool: ContractorPoo
     functions = manager.decompose(request.requirement, context)
     scores = manager.router.profile_scores(manager.encoder.one(request.requirement))
     named = manager.router.named(request.requirement)
-    order = sorted(range(len(scores)), key=lambda r: -scores[r])
-    ids = list(dict.fromkeys([*sorted(named), *(int(manager.router.api_ids[r]) for r in order[: shortlist])]))
+    order = np.argsort(-scores, kind="stable")[:shortlist]
+    ids = list(dict.fromkeys([*sorted(named), *(int(manager.router.api_ids[r]) for r in order)]))
     ids = [i for i in ids if i not in negotiation.excluded_apis
            and not negotiation.excluded_categories.intersection(manager.catalog.get_api(i).categories)]
     knowledge = ContractorKnowledge(contractor="single-agent", apis=[pool.api_knowledge(i) for i in ids])
