@@ -10,6 +10,7 @@ import datetime
 import json
 import sqlite3
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -74,6 +75,20 @@ class UnknownRun(TenderError):
         self.run_id = run_id
 
 
+def _enable_wal(conn: sqlite3.Connection) -> None:
+    """Switching to WAL takes an exclusive lock and does not wait on the busy timeout, so processes that
+    open a new runs.db at the same moment retry here, within the same time limit."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("pragma journal_mode = wal")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 class RunStore:
     """Read-write store of runs. Safe to share between threads; writes from several processes queue
     on SQLite's lock. Raises UnknownRun for an id it does not hold."""
@@ -83,7 +98,7 @@ class RunStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
         conn.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("pragma journal_mode = wal")
+        _enable_wal(conn)
         conn.execute("pragma synchronous = normal")
         self.db = sqlite_utils.Database(conn)
         self._lock = threading.Lock()
