@@ -9,6 +9,18 @@ import numpy as np
 from catalog import Embedder
 
 
+def by_length(texts: list[str], ratio: float = 2.0) -> list[list[str]]:
+    """Batches of texts within `ratio` of each other's length. A batch is padded to its longest text, so a
+    requirement embedded with its clauses made every short clause cost as much as the whole requirement."""
+    batches: list[list[str]] = []
+    for text in sorted(texts, key=len, reverse=True):
+        if batches and len(text) * ratio >= len(batches[-1][0]):
+            batches[-1].append(text)
+        else:
+            batches.append([text])
+    return batches
+
+
 class QueryEncoder:
     def __init__(self, embedder: Embedder, max_items: int = 4096):
         self.embedder = embedder
@@ -33,17 +45,19 @@ class QueryEncoder:
 
     def embed(self, texts: list[str], progress: bool = False) -> np.ndarray:
         texts = [self.key(t) for t in texts]
+        found: dict[str, np.ndarray] = {}
         with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        if missing:
-            vectors = self.embedder.embed(missing)
+            for text in texts:
+                if text in self._cache:
+                    found[text] = self._cache[text]
+        for batch in by_length([t for t in dict.fromkeys(texts) if t not in found]):
+            found.update(zip(batch, self.embedder.embed(batch)))
             with self._lock:
-                for text, vector in zip(missing, vectors):
-                    self._cache[text] = vector
+                for text in batch:
+                    self._cache[text] = found[text]
                 while len(self._cache) > self._max:
                     self._cache.popitem(last=False)
-        with self._lock:
-            return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, self.dimension), np.float32)
+        return np.stack([found[t] for t in texts]) if texts else np.zeros((0, self.dimension), np.float32)
 
     def one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]

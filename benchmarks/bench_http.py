@@ -90,6 +90,15 @@ async def load(url: str, texts: list[str], clients: int, calls: int) -> dict:
     return {"latencies": latencies, "errors": errors, "run_ids": run_ids, "wall_s": time.perf_counter() - started}
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process so far (Linux /proc; 0 where there is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(share * len(ordered) + 0.5) - 1))]
@@ -116,8 +125,10 @@ def main() -> int:
             started = time.perf_counter()
             server = start_server(args.catalog, runs, port, log)
             startup = time.perf_counter() - started
+            server_cpu, client_cpu = cpu_seconds(server.pid), time.process_time()
             try:
                 result = anyio.run(load, f"http://127.0.0.1:{port}/mcp", texts, args.clients, args.calls)
+                server_cpu, client_cpu = cpu_seconds(server.pid) - server_cpu, time.process_time() - client_cpu
             finally:
                 server.terminate()
                 server.wait(30)
@@ -133,6 +144,9 @@ def main() -> int:
         "max_ms": round(max(latencies) * 1000, 1), "mean_ms": round(statistics.mean(latencies) * 1000, 1),
         "throughput_per_s": round(len(latencies) / result["wall_s"], 1), "wall_s": round(result["wall_s"], 2),
         "server_start_s": round(startup, 2),
+        # Where the 2 cores went: the server's agents and the clients' own protocol work share them.
+        "server_cpu_ms_per_call": round(server_cpu / len(latencies) * 1000, 1),
+        "client_cpu_ms_per_call": round(client_cpu / len(latencies) * 1000, 1),
         "runs_returned": len(result["run_ids"]), "runs_stored": len(stored & set(result["run_ids"])),
         "cpus": os.cpu_count(),
         # Other work on the machine skews every figure: note the 1-minute load average around the run.
@@ -145,6 +159,7 @@ def main() -> int:
     print(f"latency p95       {figures['p95_ms']} ms   (target {args.target_p95 * 1000:.0f} ms)")
     print(f"latency max       {figures['max_ms']} ms")
     print(f"throughput        {figures['throughput_per_s']} calls/s over {figures['wall_s']} s")
+    print(f"CPU per call      {figures['server_cpu_ms_per_call']} ms server, {figures['client_cpu_ms_per_call']} ms clients")
     print(f"runs stored       {figures['runs_stored']} of {figures['runs_returned']} returned")
     print(f"load average      {figures['load_average_before']} before, {figures['load_average_after']} after "
           f"(1 min; anything else running on the machine slows the figures above)")

@@ -95,14 +95,13 @@ def selection_grid(tender: Tender, queries, reasoner: EmbeddedReasoner):
         collab = protocols.collaborative(manager, Negotiation(request, RunContext(), set()))
         cached.append((text, truth, outcome.proposals, edges, collab.proposals))
     best = None
-    for select_at, ratio, bonus in itertools.product((0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5), (0.2, 0.3, 0.4, 0.5, 0.6, 0.7),
-                                                     (0.0, 0.5, 1.0, 2.0)):
-        policy = replace(reasoner.policy, select_at=select_at, select_ratio=ratio, co_usage_bonus=bonus)
+    for missing, bonus in itertools.product((0.0, 0.3, 0.5, 0.8, 1.2), (0.0, 0.1, 0.25, 0.5)):
+        policy = replace(reasoner.policy, expected_missing=missing, co_usage_bonus=bonus)
         judge = EmbeddedReasoner(tender.encoder, reasoner.model, policy)
         f1 = mean(prf(judge.select(SelectTask(requirement=t, functions=[], proposals=p, co_usage=e)).api_ids, truth)[2]
                   for t, truth, p, e, _ in cached)
         if best is None or f1 > best[0]:
-            best = (f1, select_at, ratio, bonus)
+            best = (f1, missing, bonus)
     collab_best = max(((mean(prf({p.api_id for p in c if p.score >= t}, truth)[2] for _, truth, _, _, c in cached), t)
                        for t in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)), key=lambda x: x[0])
     return best, collab_best
@@ -126,8 +125,8 @@ def main(argv=None):
     model = BidModel(bias=float(w[0]), **{name: float(v) for name, v in zip(FEATURES, w[1:])})
     print("bid model:", json.dumps({k: round(v, 3) for k, v in asdict(model).items()}))
     reasoner = EmbeddedReasoner(tender.encoder, model, replace(Policy(), self_select_at=0.02))
-    (f1, select_at, ratio, bonus), (collab_f1, collab_t) = selection_grid(tender, queries, reasoner)
-    print(f"selection: select_at={select_at} select_ratio={ratio} co_usage_bonus={bonus} (tuning F1 {f1:.3f})")
+    (f1, missing, bonus), (collab_f1, collab_t) = selection_grid(tender, queries, reasoner)
+    print(f"selection: expected_missing={missing} co_usage_bonus={bonus} (tuning F1 {f1:.3f})")
     print(f"collaborative: self_select_at={collab_t} (tuning F1 {collab_f1:.3f})")
 
 

