@@ -4,6 +4,7 @@ The same models are produced by the embedded reasoner and by an LLM: the protoco
 
 from typing import Annotated, Literal
 
+import numpy as np
 from pydantic import BaseModel, Field, TypeAdapter
 
 MANAGER = "manager"
@@ -17,11 +18,20 @@ class Message(BaseModel):
 
 
 class Neighbourhood(BaseModel):
-    """The manager's view of the past: the k nearest past mashups to the requirement."""
+    """The manager's view of the past: the k nearest past mashups to the requirement. A contractor weighs
+    each of its own past mashups within the radius by exp((similarity - nearest) / temperature); its vote
+    is that weight's share of `mass`, the same sum over all k."""
 
     k: int
+    nearest: float = Field(description="Similarity of the nearest past mashup.")
     radius: float = Field(description="Similarity of the k-th nearest past mashup.")
-    mass: float = Field(description="Sum of the k nearest similarities.")
+    temperature: float = Field(description="How sharply nearer mashups outweigh farther ones.")
+    mass: float = Field(description="Sum of exp((similarity - nearest) / temperature) over the k nearest.")
+
+    def vote(self, similarities) -> float:
+        """The share of the neighbourhood's weight held by past mashups with these similarities."""
+        inside = similarities[similarities >= self.radius]
+        return min(1.0, float(np.exp((inside - self.nearest) / self.temperature).sum() / self.mass)) if self.mass > 0 else 0.0
 
 
 class CallForProposals(Message):

@@ -15,7 +15,7 @@ MAP_AND_REVIEWS = "Show nearby restaurants on a map with their reviews and photo
 def tender(catalog_path, embedder):
     # Constraints are mechanics, not accuracy: a permissive policy gives every protocol several bids to work with
     # (expecting many right APIs that nobody bid for, the manager keeps every bid).
-    reasoner = EmbeddedReasoner(embedder, policy=Policy(self_select_at=0.03, expected_missing=100.0))
+    reasoner = EmbeddedReasoner(embedder, policy=Policy(propose_at=0.001, self_select_at=0.001, expected_missing=100.0))
     return Tender(Catalog(catalog_path, embedder=embedder), manager=reasoner, contractors=reasoner)
 
 
@@ -59,9 +59,16 @@ def test_a_required_category_the_selection_missed_is_announced_again(tender):
     assert any(cfp.categories == ["Payments"] for cfp in result.transcript.of_kind("cfp"))
 
 
-def test_backtracking_fires_when_the_mapped_categories_have_no_match(tender):
+@pytest.fixture
+def strict(catalog_path, embedder):
+    # Contractors bid only for clear matches, so that a category without its map APIs has nothing to offer.
+    reasoner = EmbeddedReasoner(embedder, policy=Policy(propose_at=0.1))
+    return Tender(Catalog(catalog_path, embedder=embedder), manager=reasoner, contractors=reasoner)
+
+
+def test_backtracking_fires_when_the_mapped_categories_have_no_match(strict):
     # Every Mapping API is excluded: the map function must be re-announced under other categories.
-    result = tender.recommend(Request.create("Plot places on an interactive map.", constraints=Constraints(
+    result = strict.recommend(Request.create("Plot places on an interactive map.", constraints=Constraints(
         excluded_apis=["Google Maps", "OpenStreetMap", "Bing Maps"])))
     transcript = result.transcript
     assert transcript.backtracking, "no feedback was recorded"

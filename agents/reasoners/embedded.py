@@ -18,22 +18,24 @@ from ..text import clauses, is_presentation, mentions, short_name
 from ..vectors import QueryEncoder
 from .base import Reasoner
 
-FEATURES = ("desc_requirement", "desc_function", "history_max", "history_soft", "usage_log", "named", "neighbour_share")
+FEATURES = ("desc_requirement", "desc_function", "history_max", "history_soft", "usage_log", "named", "neighbour_vote")
 
 
 @dataclass(frozen=True)
 class BidModel:
     """Logistic weights over FEATURES, fitted by `python -m evaluation.tune --sample 1000` (1,000 tuning mashups
-    of seed 1, queries as written and masked; the seed-0 test sample excluded and left out of the catalogue)."""
+    of seed 1, queries as written and masked; the seed-0 test sample excluded and left out of the catalogue).
+    The neighbour vote replaced a plain similarity share after a comparison fitted on one tuning sample and
+    scored on the other (seeds 1 and 2, both ways): +0.026 F1 on average."""
 
-    bias: float = -6.955
-    desc_requirement: float = 1.686
-    desc_function: float = 4.092
-    history_max: float = -0.93
-    history_soft: float = 1.174
-    usage_log: float = 0.292
-    named: float = 2.289
-    neighbour_share: float = 6.143
+    bias: float = -6.59
+    desc_requirement: float = 1.741
+    desc_function: float = 3.941
+    history_max: float = -1.579
+    history_soft: float = 1.041
+    usage_log: float = 0.278
+    named: float = 2.226
+    neighbour_vote: float = 6.631
     temperature: float = 0.05  # of the soft maximum over the history's similarities
 
     def weights(self) -> np.ndarray:
@@ -49,11 +51,11 @@ class Policy:
     self_select_at: float = 0.2  # collaborative: a contractor proposes only what it would select
     # manager: the final set is the prefix of the ranked bids that maximises the expected F1 (bids read as
     # probabilities); `expected_missing` is how many right APIs it expects no contractor to have bid for.
-    # Tuned on the seed-1 and checked on the seed-2 tuning samples (+0.008 and +0.009 final F1 over fixed
-    # thresholds); never on the reported seed-0 sample.
-    expected_missing: float = 0.5
+    # Chosen by evaluation/tune.py on the seed-1 tuning sample; on the seed-2 sample 0.3 to 0.8 were within
+    # 0.001 F1, and the rule beat the former fixed thresholds by about 0.01 on both. Never the seed-0 sample.
+    expected_missing: float = 0.8
     # manager: the tool graph lifts an API used together with a better-ranked one by this much of the edge
-    # weight, so that between close bids, APIs used together win (0.1 beat 0 and 0.5 on both samples).
+    # weight, so that between close bids, APIs used together win (0.1 beat 0 and 0.5 on both tuning samples).
     co_usage_bonus: float = 0.1
     # manager: a plan step left without an award gets its best bid if at least this good, so that every
     # function the requirement names is served when a contractor can (F1-neutral on the tuning samples).
@@ -66,7 +68,7 @@ class Policy:
 def features(api: ApiKnowledge, requirement_vector: np.ndarray, function_vector: np.ndarray | None,
              requirement: str, temperature: float, neighbourhood: Neighbourhood | None = None) -> np.ndarray:
     """A contractor's evidence for one API, from its own knowledge only (and the neighbourhood the
-    manager announced: its share is how much of the nearest past mashups' similarity its history holds)."""
+    manager announced: its vote is how much of the nearest past mashups' weight its history holds)."""
     if api.vector is not None:
         desc_q = float(api.vector @ requirement_vector)
         desc_f = float(api.vector @ function_vector) if function_vector is not None else desc_q
@@ -76,10 +78,10 @@ def features(api: ApiKnowledge, requirement_vector: np.ndarray, function_vector:
         sims = api.history_vectors @ requirement_vector
         h_max = float(sims.max())
         h_soft = float(h_max + temperature * math.log(np.exp((sims - h_max) / temperature).sum()))
-        share = float(sims[sims >= neighbourhood.radius].sum() / neighbourhood.mass) if neighbourhood and neighbourhood.mass > 0 else 0.0
+        vote = neighbourhood.vote(sims) if neighbourhood else 0.0
     else:
-        h_max = h_soft = share = 0.0
-    return np.array([desc_q, desc_f, h_max, h_soft, math.log1p(api.usage_count), mentions(api.name, requirement), min(share, 1.0)])
+        h_max = h_soft = vote = 0.0
+    return np.array([desc_q, desc_f, h_max, h_soft, math.log1p(api.usage_count), mentions(api.name, requirement), vote])
 
 
 def probability(x: np.ndarray, model: BidModel) -> float:
@@ -160,14 +162,14 @@ class EmbeddedReasoner(Reasoner):
 
     @staticmethod
     def _rationale(api: ApiKnowledge, x: np.ndarray) -> str:
-        desc_q, _, h_max, _, _, named, share = x
+        desc_q, _, h_max, _, _, named, vote = x
         reasons = []
         if named >= 1:
             reasons.append(f"the requirement names {api.name}")
         elif named > 0:
             reasons.append(f"the requirement names part of '{api.name}'")
-        if share > 0:
-            reasons.append(f"mashups that used it hold {share:.0%} of the similarity of the nearest past mashups")
+        if vote > 0:
+            reasons.append(f"mashups that used it hold {vote:.0%} of the weight of the nearest past mashups")
         if api.history and h_max > 0:
             reasons.append(f"a past mashup that used it is similar ({h_max:.2f}) and it served {api.usage_count} mashups")
         reasons.append(f"its description matches the requirement ({desc_q:.2f})")
