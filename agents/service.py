@@ -72,8 +72,8 @@ class Tender:
         manager = Manager(self.catalog, self.encoder, self.manager_reasoner, router, pool,
                           self.manager_reasoner if request.protocol == "single-agent" else self.contractor_reasoner)
         negotiation = Negotiation(request, context, excluded)
-        # Every agent asks for the requirement's and its clauses' vectors: embed them in one batch, once.
-        self.encoder.embed([request.requirement, *clauses(request.requirement)])
+        # Every agent asks for the requirement's and its clauses' vectors: embed them once, up front.
+        self.encoder.embed_requirement(request.requirement, clauses(request.requirement))
         if request.protocol == "single-agent":
             outcome = protocols.single_agent(manager, negotiation, pool)
         else:

@@ -59,5 +59,21 @@ class QueryEncoder:
                     self._cache.popitem(last=False)
         return np.stack([found[t] for t in texts]) if texts else np.zeros((0, self.dimension), np.float32)
 
+    def embed_requirement(self, requirement: str, parts: list[str]) -> np.ndarray:
+        """The requirement's and its parts' (clauses') vectors, which every agent of a run asks for. With an
+        embedder that reads parts in context (embed_parts), one model pass gives them all."""
+        texts = [requirement, *parts]
+        with self._lock:
+            known = all(self.key(t) in self._cache for t in texts)
+        split = getattr(self.embedder, "embed_parts", None)
+        if not known and split is not None and len(parts) > 1:
+            whole, vectors = split(requirement, parts)
+            with self._lock:
+                self._cache.setdefault(self.key(requirement), whole)
+                for part, vector in zip(parts, vectors):
+                    if vector is not None:
+                        self._cache.setdefault(self.key(part), vector)
+        return self.embed(texts)
+
     def one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]

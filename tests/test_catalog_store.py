@@ -106,3 +106,18 @@ def test_the_real_programmableweb_catalogue_has_the_documented_counts(tmp_path):
     cat = Catalog(path)
     assert len(cat.apis()) == 940 and len(cat.mashups()) == 4493 and len(cat.categories()) == 355
     assert cat.usage_count(cat.get_api("Google Maps").id) == 1687
+
+
+@pytest.mark.real_model
+def test_one_model_pass_gives_a_text_and_its_parts_read_in_context():
+    embedder = SentenceTransformerEmbedder()
+    text = "Show restaurants on a map, read their reviews, and send a text message reminder."
+    parts = ["Show restaurants on a map", "read their reviews", "send a text message reminder", "not in the text"]
+    whole, vectors = embedder.embed_parts(text, parts)
+    assert float(whole @ embedder.embed([text])[0]) == pytest.approx(1.0, abs=1e-5)
+    assert vectors[3] is None
+    alone = embedder.embed(parts[:3])
+    for i, vector in enumerate(vectors[:3]):
+        assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-5)
+        # Each part in context stays closest to the same part embedded alone.
+        assert int(np.argmax(alone @ vector)) == i
