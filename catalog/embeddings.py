@@ -92,15 +92,21 @@ class SentenceTransformerEmbedder:
             tokens = model.encode([text], output_value="token_embeddings", convert_to_numpy=False)[0].float().numpy()
         if len(tokens) != len(spans):  # a model whose tokens do not line up with its tokenizer's offsets
             return self.embed([text])[0], [None] * len(parts)
-        vectors: list[np.ndarray | None] = []
-        cursor = 0
-        for part in parts:
-            start = text.find(part, cursor)
-            rows = [] if start < 0 else [i for i, (a, b) in enumerate(spans) if b > a and a >= start and b <= start + len(part)]
-            if rows:
-                cursor = start + len(part)
-            vectors.append(_unit(tokens[rows].mean(axis=0)) if rows else None)
-        return _unit(tokens.mean(axis=0)), vectors
+        return pool_parts(text, parts, spans, tokens)
+
+
+def pool_parts(text: str, parts: list[str], spans, tokens: np.ndarray) -> tuple[np.ndarray, list[np.ndarray | None]]:
+    """Mean-pool one text's token embeddings (`spans` are their character offsets; special tokens have empty
+    spans) into the text's vector and each part's, parts found in order. A part not found gets None."""
+    vectors: list[np.ndarray | None] = []
+    cursor = 0
+    for part in parts:
+        start = text.find(part, cursor)
+        rows = [] if start < 0 else [i for i, (a, b) in enumerate(spans) if b > a and a >= start and b <= start + len(part)]
+        if rows:
+            cursor = start + len(part)
+        vectors.append(_unit(tokens[rows].mean(axis=0)) if rows else None)
+    return _unit(tokens.mean(axis=0)), vectors
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:
@@ -131,12 +137,25 @@ class HashingEmbedder:
         return matrix / np.where(norms == 0, 1.0, norms)
 
 
-def get_embedder(spec: str | None = None, threads: int | None = 1) -> Embedder:
+def get_embedder(spec: str | None = None, threads: int | None = 1, runtime: str | None = None) -> Embedder:
     """`None` or "default": the bundled MiniLM; "hashing" or "hashing-N": the test embedder; else a model folder.
-    `threads=None` lets torch use every core (for building)."""
-    if spec in (None, "", "default", "all-MiniLM-L6-v2"):
-        return SentenceTransformerEmbedder(threads=threads)
-    if spec.startswith("hashing"):
+    `threads=None` lets torch use every core (for building). `runtime` runs the model with "torch"
+    (sentence-transformers; batches on every core, for building) or "onnx" (ONNX Runtime, one thread, for
+    queries: the same vectors for half the CPU, with the GIL released); "auto", the default, takes ONNX
+    where onnxruntime is installed. TENDER_EMBEDDING_RUNTIME sets the default."""
+    runtime = (runtime or os.environ.get("TENDER_EMBEDDING_RUNTIME") or "auto").lower()
+    if runtime not in ("auto", "onnx", "torch"):
+        raise TenderError(f"Unknown embedding runtime {runtime!r}: use auto, onnx or torch.")
+    if spec and spec.startswith("hashing"):
         _, _, size = spec.partition("-")
         return HashingEmbedder(int(size) if size else 256)
-    return SentenceTransformerEmbedder(spec, threads=threads)
+    path = None if spec in (None, "", "default", "all-MiniLM-L6-v2") else spec
+    if runtime in ("onnx", "auto"):
+        from .onnx_embedder import OnnxEmbedder, onnx_available
+
+        if onnx_available():
+            return OnnxEmbedder(path)
+        if runtime == "onnx":
+            raise TenderError("The ONNX runtime is not installed: `pip install onnxruntime onnx`, "
+                              "or set TENDER_EMBEDDING_RUNTIME=torch.")
+    return SentenceTransformerEmbedder(path, threads=threads)

@@ -83,7 +83,7 @@ def catalog_build(settings: Settings, apis_path, mashups_path, db_path, exclude_
         apis_path or settings.data_dir / "apis.jsonl",
         mashups_path or settings.data_dir / "mashups.jsonl",
         db_path,
-        get_embedder(settings.embedding_model, threads=None),
+        get_embedder(settings.embedding_model, threads=None, runtime="torch"),
         exclude_mashups=excluded,
         progress=not quiet,
     )

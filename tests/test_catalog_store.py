@@ -121,3 +121,34 @@ def test_one_model_pass_gives_a_text_and_its_parts_read_in_context():
         assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-5)
         # Each part in context stays closest to the same part embedded alone.
         assert int(np.argmax(alone @ vector)) == i
+
+
+@pytest.mark.real_model
+def test_queries_under_onnx_runtime_get_the_models_own_vectors(tmp_path, monkeypatch):
+    from catalog import get_embedder
+    from catalog.onnx_embedder import OnnxEmbedder
+
+    monkeypatch.setenv("TENDER_CACHE_DIR", str(tmp_path))
+    onnx, torch = get_embedder(runtime="onnx"), SentenceTransformerEmbedder()
+    assert isinstance(onnx, OnnxEmbedder) and onnx.model_name == torch.model_name
+    # Texts of different lengths in one batch: padding must not change any text's vector.
+    texts = ["maps", "send a text message", "a site that shows nearby restaurants on a map with their reviews " * 3]
+    assert np.allclose(onnx.embed(texts), torch.embed(texts), atol=1e-5)
+    text = "Show restaurants on a map, read their reviews, and send a text message reminder."
+    parts = ["Show restaurants on a map", "read their reviews", "not in the text"]
+    (whole, vectors), (whole_t, vectors_t) = onnx.embed_parts(text, parts), torch.embed_parts(text, parts)
+    assert np.allclose(whole, whole_t, atol=1e-5)
+    assert np.allclose(vectors[0], vectors_t[0], atol=1e-5) and np.allclose(vectors[1], vectors_t[1], atol=1e-5)
+    assert vectors[2] is None
+    # The exported graph is cached: a second embedder reuses it instead of exporting again.
+    graph = onnx.graph_path
+    stamp = graph.stat().st_mtime_ns
+    assert np.allclose(OnnxEmbedder().embed(["maps"]), onnx.embed(["maps"]))
+    assert graph.stat().st_mtime_ns == stamp and list(graph.parent.glob("*.partial")) == []
+
+
+def test_an_unknown_embedding_runtime_is_a_clear_error():
+    from catalog import TenderError, get_embedder
+
+    with pytest.raises(TenderError, match="auto, onnx or torch"):
+        get_embedder(runtime="tensorflow")
