@@ -11,6 +11,7 @@ The graph is exported from the local model folder once, with torch, and kept in 
 
 import hashlib
 import json
+import logging
 import os
 import threading
 import warnings
@@ -21,6 +22,8 @@ import numpy as np
 
 from .embeddings import _unit, default_model_path, pool_parts
 from .errors import TenderError
+
+log = logging.getLogger(__name__)
 
 
 def onnx_available() -> bool:
@@ -50,6 +53,7 @@ def _fingerprint(model_path: Path) -> str:
 def export_onnx(model_path: Path, target: Path) -> Path:
     """Export the model's transformer (without pooling: we pool here) to `target`, atomically: a
     concurrent or interrupted export never leaves a half-written file under the final name."""
+    log.info("Exporting %s to ONNX for queries (once; it is kept in %s)", model_path.name, target.parent)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
     from sentence_transformers import SentenceTransformer
