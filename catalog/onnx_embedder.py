@@ -13,6 +13,7 @@ import hashlib
 import json
 import logging
 import os
+import tempfile
 import threading
 import warnings
 from functools import cached_property
@@ -111,7 +112,14 @@ class OnnxEmbedder:
 
         graph = self.graph_path
         if not graph.is_file():
-            export_onnx(self.path, graph)
+            try:
+                export_onnx(self.path, graph)
+            except OSError as error:  # an unwritable cache folder: export for this process only
+                log.warning("Cannot write %s (%s); exporting to a temporary folder instead", graph.parent, error)
+                graph = export_onnx(self.path, Path(tempfile.mkdtemp(prefix="tender-onnx-")) / graph.name)
+            except Exception as error:
+                raise TenderError(f"Could not export {self.path} to ONNX ({error}). "
+                                  "Set TENDER_EMBEDDING_RUNTIME=torch to embed queries with torch.") from error
         options = ort.SessionOptions()
         # One thread per call: requests already run side by side, one per core.
         options.intra_op_num_threads = self.threads

@@ -152,3 +152,14 @@ def test_an_unknown_embedding_runtime_is_a_clear_error():
 
     with pytest.raises(TenderError, match="auto, onnx or torch"):
         get_embedder(runtime="tensorflow")
+
+
+@pytest.mark.real_model
+def test_an_unwritable_cache_folder_does_not_stop_queries(tmp_path, monkeypatch):
+    from catalog.onnx_embedder import OnnxEmbedder
+
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the cache folder should be")
+    monkeypatch.setenv("TENDER_CACHE_DIR", str(blocked))
+    vector = OnnxEmbedder().embed(["maps"])[0]
+    assert float(vector @ SentenceTransformerEmbedder().embed(["maps"])[0]) == pytest.approx(1.0, abs=1e-5)
