@@ -26,6 +26,11 @@ def markdown(result: dict) -> str:
             f"| {method} | {r['avg_apis']:.2f} | {k['p@1']:.3f} | {k['r@5']:.3f} | {k['ndcg@5']:.3f} | {k['ndcg@10']:.3f} | "
             f"{r['tokens']['input']:,}/{r['tokens']['output']:,} | {paper} | {r['contractors_contacted']:.1f} | "
             f"{r['messages']:.1f} | {r['latency_ms']['p50']:.1f} | {r['latency_ms']['p95']:.1f} |")
+    llm = {m: r["llm"] for m, r in results.items() if r.get("llm", {}).get("calls") or r.get("llm", {}).get("fallbacks")}
+    if llm:  # only when an LLM took part: how much of each run it answered
+        lines += ["", "| method | LLM calls a request | of them from the cache | steps fallen back to embedded |",
+                  "|---|---:|---:|---:|"]
+        lines += [f"| {m} | {v['calls']:.1f} | {v['cache_hits']:.1f} | {v['fallbacks']:.1f} |" for m, v in llm.items()]
     return "\n".join(lines)
 
 

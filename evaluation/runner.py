@@ -57,6 +57,8 @@ class Observation:
     tokens: tuple[int, int] = (0, 0)
     contractors: int = 0
     messages: int = 0
+    # LLM calls answered by the endpoint, replayed from the cache, and steps handed to the embedded reasoner
+    llm: tuple[int, int, int] = (0, 0, 0)
     error: str | None = None
 
 
@@ -119,7 +121,8 @@ def _observe(method, query, mashup, tender, baseline, config) -> Observation:
     stages = {"final": plan.stages.final} if method == "single-agent" else plan.stages.model_dump()
     return Observation(stages=stages, ranked=ranked, truth=truth, latency_ms=plan.latency_ms,
                        tokens=(plan.cost.tokens.input, plan.cost.tokens.output),
-                       contractors=plan.cost.contractors_contacted, messages=plan.cost.messages)
+                       contractors=plan.cost.contractors_contacted, messages=plan.cost.messages,
+                       llm=(plan.cost.llm_calls, plan.cost.cache_hits, plan.cost.fallbacks))
 
 
 def _bid_score(plan, api_id: int) -> float:
@@ -152,4 +155,5 @@ def summarise(method: str, observations: list[Observation]) -> dict:
         "messages": mean(o.messages for o in observations),
         "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
         "errors": sum(o.error is not None for o in observations),
+        "llm": {name: mean(o.llm[i] for o in observations) for i, name in enumerate(("calls", "cache_hits", "fallbacks"))},
     }

@@ -106,6 +106,8 @@ def test_tender_eval_writes_the_documented_json_and_a_figure(catalog_path, tmp_p
     assert {"p@1", "r@1", "ndcg@1", "p@10", "r@10", "ndcg@10"} <= set(manager["ranking"])
     assert set(manager["tokens"]) == {"input", "output"} and set(manager["latency_ms"]) == {"p50", "p95"}
     assert "avg_apis" in manager and "contractors_contacted" in manager
+    assert manager["llm"] == {"calls": 0, "cache_hits": 0, "fallbacks": 0}
+    assert "LLM calls a request" not in result.stdout  # that table appears only when an LLM took part
     assert set(data["results"]["single-agent"]["stages"]) == {"final"}
     assert set(data["results"]["baseline-knn"]["stages"]) == {"final"}
     assert png.read_bytes()[:4] == b"\x89PNG"
@@ -119,3 +121,14 @@ def test_masking_removes_api_names_as_a_user_would_not_know_them():
     masked = mask_names(text, ["Yelp Fusion", "Google Maps", "Twitter"])
     assert "Yelp" not in masked and "Google" not in masked and "API" not in masked
     assert "reviews on a map" in masked
+
+
+def test_the_report_says_how_much_of_each_run_an_llm_answered():
+    from evaluation.report import markdown
+
+    run = {"stages": {"final": {"precision": 1, "recall": 1, "f1": 1}}, "avg_apis": 1.0,
+           "ranking": {"p@1": 1, "r@5": 1, "ndcg@5": 1, "ndcg@10": 1}, "tokens": {"input": 900, "output": 40},
+           "contractors_contacted": 12, "messages": 20, "latency_ms": {"p50": 1, "p95": 2},
+           "llm": {"calls": 13.0, "cache_hits": 4.0, "fallbacks": 1.5}}
+    table = markdown({"results": {"contractor-led": run}})
+    assert "| contractor-led | 13.0 | 4.0 | 1.5 |" in table
