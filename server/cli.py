@@ -130,6 +130,11 @@ def llm_options(command):
         click.option("--llm-model", help="Model name (TENDER_LLM_MODEL)."),
         click.option("--llm-api-key", help="API key (TENDER_LLM_API_KEY, then OPENAI_API_KEY)."),
         click.option("--max-tokens-per-request", type=click.IntRange(min=1), help="Past this, remaining steps run offline."),
+        click.option("--llm-timeout", type=click.FloatRange(min=1), default=60, show_default=True, envvar="TENDER_LLM_TIMEOUT",
+                     help="Seconds to wait for one reply (TENDER_LLM_TIMEOUT). A local server on one core needs more."),
+        click.option("--llm-in-flight", type=click.IntRange(min=1), default=4, show_default=True, envvar="TENDER_LLM_IN_FLIGHT",
+                     help="LLM calls at once (TENDER_LLM_IN_FLIGHT). A server that answers one at a time queues the "
+                          "rest, and their wait counts against the timeout."),
         click.option("--no-cache", is_flag=True, help="Do not use the LLM response cache."),
     ]
     for option in reversed(options):
@@ -153,13 +158,16 @@ def make_tender(settings: Settings, catalog, backends: dict):
         cache_path=settings.catalog_path.with_name("llm-cache.db"),
         use_cache=not backends.get("no_cache", False),
         max_tokens_per_request=backends.get("max_tokens_per_request"),
+        timeout_s=backends.get("llm_timeout") or 60,
+        max_in_flight=backends.get("llm_in_flight") or 4,
     )
     manager, contractors = build_reasoners(catalog.embedder, manager_backend, contractor_backend, llm)
     return Tender(catalog, manager=manager, contractors=contractors)
 
 
 def _backends(kwargs: dict) -> dict:
-    keys = ("manager_backend", "contractor_backend", "llm_base_url", "llm_model", "llm_api_key", "max_tokens_per_request", "no_cache")
+    keys = ("manager_backend", "contractor_backend", "llm_base_url", "llm_model", "llm_api_key", "max_tokens_per_request", "no_cache",
+            "llm_timeout", "llm_in_flight")
     return {k: kwargs.pop(k) for k in keys}
 
 

@@ -76,3 +76,14 @@ def test_the_token_budget_setting_applies_where_the_run_sets_none(embedder):
     assert len(server.requests) == 3  # one for the first run, two for the second
     assert spent.cost.fallbacks == 1 and generous.cost.fallbacks == 0
     assert "Token budget of 100 per request reached: the remaining steps use the offline reasoner." in spent.notes
+
+
+def test_the_cli_passes_the_timeout_and_the_calls_in_flight_to_the_llm_reasoner(catalog, tmp_path):
+    from server.cli import make_tender
+    from server.settings import Settings
+
+    settings = Settings(catalog_path=tmp_path / "catalog.db", llm_base_url="http://h/v1", llm_model="m")
+    tender = make_tender(settings, catalog, {"manager_backend": "llm", "contractor_backend": "llm",
+                                             "llm_timeout": 300.0, "llm_in_flight": 1})
+
+    assert tender.manager_reasoner.timeout_s == 300 and tender.manager_reasoner.max_in_flight == 1
