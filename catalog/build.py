@@ -49,6 +49,9 @@ def _cached_vectors(db_path: Path, model: str) -> dict[tuple[str, str], bytes]:
     return {(kind, digest): blob for kind, digest, blob in rows}
 
 
+_PLURAL = {"category": "categories"}  # for the progress bar
+
+
 def _embed_items(
     kind: str, items: list[tuple[str, str]], embedder: Embedder, cache: dict, progress: bool
 ) -> tuple[list[dict], int]:
@@ -57,7 +60,7 @@ def _embed_items(
     missing = sorted({digest: text for (_, text), digest in zip(items, hashes) if (kind, digest) not in cache}.items())
     if missing:
         batch = 1024  # large chunks let sentence-transformers sort by length within each
-        bar = tqdm(total=len(missing), desc=f"embedding {kind}s", unit="text", disable=not progress)
+        bar = tqdm(total=len(missing), desc=f"embedding {_PLURAL.get(kind, kind + 's')}", unit="text", disable=not progress)
         for start in range(0, len(missing), batch):
             chunk = missing[start : start + batch]
             vectors = embedder.embed([text for _, text in chunk])
