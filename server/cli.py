@@ -209,7 +209,7 @@ def recommend(settings: Settings, requirement, protocol, organisation, max_apis,
     else:
         from .render import plan_text
 
-        click.echo(plan_text(run.plan))
+        click.echo(plan_text(run.plan, run.transcript))
 
 
 @main.command("eval")

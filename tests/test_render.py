@@ -1,0 +1,32 @@
+"""The readable plan names the awarded APIs and, below them, the best bids that were not selected."""
+
+from agents.reasoners.embedded import EmbeddedReasoner, Policy
+from agents.request import Constraints, Request
+from agents.service import Tender
+from catalog import Catalog
+from server.render import plan_text
+
+
+def test_the_readable_plan_lists_runners_up_best_first_without_the_selected(catalog_path, embedder):
+    reasoner = EmbeddedReasoner(embedder, policy=Policy(propose_at=0.001, expected_missing=100.0))
+    tender = Tender(Catalog(catalog_path, embedder=embedder), manager=reasoner, contractors=reasoner)
+    run = tender.recommend(Request.create("Show nearby restaurants on a map with their reviews and photos.",
+                                          constraints=Constraints(max_apis=1)))
+    chosen = {api.api_id for api in run.plan.apis}
+    bids = {}
+    for bid in run.transcript.of_kind("propose"):
+        if bid.api_id not in chosen:
+            bids[bid.api_id] = max(bids.get(bid.api_id, 0.0), bid.score)
+    assert len(chosen) == 1 and bids
+
+    text = plan_text(run.plan, run.transcript, runners_up=3)
+
+    listed = text.split("Also bid, not selected")[1].splitlines()[1:4]
+    best = sorted(bids.items(), key=lambda item: (-item[1], item[0]))[:3]
+    assert [f"(id {api_id}) score {score:.2f}" in line for line, (api_id, score) in zip(listed, best)] == [True] * len(best)
+    assert not any(f"(id {api_id})" in "\n".join(listed) for api_id in chosen)
+
+
+def test_without_a_transcript_or_other_bids_there_is_no_runners_up_section(catalog_path, embedder):
+    run = Tender(Catalog(catalog_path, embedder=embedder)).recommend(Request.create("a map of places"))
+    assert "Also bid" not in plan_text(run.plan)
