@@ -28,7 +28,7 @@ class MalformedInput(CatalogError):
 
 class ApiNotFound(CatalogError):
     def __init__(self, api):
-        super().__init__(f"No API {api!r} in the catalogue. Use search_apis or `tender search` to find its id or exact name.")
+        super().__init__(f"No API {api!r} in the catalogue. Use search_apis or `tender catalog search` to find its id or exact name.")
         self.api = api
 
 

@@ -119,6 +119,43 @@ def catalog_info(settings: Settings, db_path, as_json):
         click.echo(f"{name + ' source':<22}{source['path']}\n{'':<22}sha256 {source['sha256']}")
 
 
+
+@catalog.command("search")
+@click.argument("query")
+@click.option("--category", "categories", multiple=True, help="Only APIs in this category (repeatable).")
+@click.option("--limit", type=click.IntRange(1, 100), default=10, show_default=True, help="How many results.")
+@click.option("--db", "db_path", type=click.Path(path_type=Path), help="Catalogue to search (default: catalog.db).")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@click.pass_obj
+def catalog_search(settings: Settings, query, categories, limit, db_path, as_json):
+    """Find APIs by meaning (their descriptions), best match first: to look up an id or exact name for
+    --exclude-api, or to browse. No negotiation; to choose the APIs of a whole app, use `tender recommend`.
+
+    \b
+    Examples:
+        tender catalog search "send SMS messages"
+        tender catalog search "photos" --category Photos --limit 5
+    """
+    from catalog import Catalog, get_embedder
+
+    if not query.strip():
+        raise TenderError("The query is empty; describe what the API should do, e.g. 'send SMS messages'.")
+    cat = Catalog(db_path or settings.catalog_path, embedder=get_embedder(settings.embedding_model))
+    names = [cat.check_category(c) for c in categories]
+    hits = [(cat.get_api(hit.id), hit.score) for hit in cat.search(query, kind="api", k=limit, categories=names or None)]
+    if as_json:
+        click.echo(json.dumps([{"api_id": api.id, "name": api.name, "categories": api.categories, "score": round(score, 4),
+                                "usage_count": cat.usage_count(api.id)} for api, score in hits], indent=2))
+        return
+    for api, score in hits:
+        click.echo(f"{api.id:>6}  {score:.2f}  {api.name} [{', '.join(api.categories)}], used by {_count(cat.usage_count(api.id), 'mashup')}")
+    if not hits:
+        click.echo("No API matched.")
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def llm_options(command):
     """The LLM backend's flags, shared by recommend and eval. Unset flags fall back to the environment."""
     options = [
