@@ -44,10 +44,10 @@ def main(ctx):
     ctx.obj = Settings.from_env()
 
 
-def open_catalog(settings: Settings, *, embed: bool = True, exclude_mashups=()):
+def open_catalog(settings: Settings, *, embed: bool = True, exclude_mashups=(), path: Path | None = None):
     from catalog import Catalog, get_embedder
 
-    return Catalog(settings.catalog_path, embedder=get_embedder(settings.embedding_model) if embed else None,
+    return Catalog(path or settings.catalog_path, embedder=get_embedder(settings.embedding_model) if embed else None,
                    exclude_mashups=exclude_mashups)
 
 
@@ -119,7 +119,6 @@ def catalog_info(settings: Settings, db_path, as_json):
         click.echo(f"{name + ' source':<22}{source['path']}\n{'':<22}sha256 {source['sha256']}")
 
 
-
 @catalog.command("search")
 @click.argument("query")
 @click.option("--category", "categories", multiple=True, help="Only APIs in this category (repeatable).")
@@ -136,24 +135,17 @@ def catalog_search(settings: Settings, query, categories, limit, db_path, as_jso
         tender catalog search "send SMS messages"
         tender catalog search "photos" --category Photos --limit 5
     """
-    from catalog import Catalog, get_embedder
+    from .lookup import find_apis
 
-    if not query.strip():
-        raise TenderError("The query is empty; describe what the API should do, e.g. 'send SMS messages'.")
-    cat = Catalog(db_path or settings.catalog_path, embedder=get_embedder(settings.embedding_model))
-    names = [cat.check_category(c) for c in categories]
-    hits = [(cat.get_api(hit.id), hit.score) for hit in cat.search(query, kind="api", k=limit, categories=names or None)]
+    found = find_apis(open_catalog(settings, path=db_path), query, categories, limit)
     if as_json:
-        click.echo(json.dumps([{"api_id": api.id, "name": api.name, "categories": api.categories, "score": round(score, 4),
-                                "usage_count": cat.usage_count(api.id)} for api, score in hits], indent=2))
+        click.echo(found.model_dump_json(indent=2))
         return
-    for api, score in hits:
-        click.echo(f"{api.id:>6}  {score:.2f}  {api.name} [{', '.join(api.categories)}], used by {_count(cat.usage_count(api.id), 'mashup')}")
-    if not hits:
+    for hit in found.results:
+        used = f"{hit.usage_count} mashup" + ("" if hit.usage_count == 1 else "s")
+        click.echo(f"{hit.api_id:>6}  {hit.score:.2f}  {hit.name} [{', '.join(hit.categories)}], used by {used}")
+    if not found.results:
         click.echo("No API matched.")
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def llm_options(command):

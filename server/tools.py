@@ -22,8 +22,9 @@ from catalog import ApiNotFound, Catalog, TenderError
 
 from .app import AppContext
 from .explain import explain
+from .lookup import find_apis, short
 from .runs import UnknownRun
-from .schemas import (ApiBrief, ApiDetails, ApiHit, CategoryInfo, CategoryList, Comparison, CoUsedApi, Explanation,
+from .schemas import (ApiBrief, ApiDetails, CategoryInfo, CategoryList, Comparison, CoUsedApi, Explanation,
                       MashupBrief, ProtocolRun, SearchResults)
 
 log = logging.getLogger("tender.server")
@@ -232,18 +233,7 @@ def search_apis(
     app, use recommend_apis."""
     app = app_of(ctx)
     with fixable():
-        catalog = app.require_catalog()
-        if not query.strip():
-            raise TenderError("The query is empty; describe what the API should do, e.g. 'send SMS messages'.")
-        names = [catalog.check_category(c) for c in categories]
-        hits = catalog.search(query, kind="api", k=limit, categories=names or None)
-    results = []
-    for hit in hits:
-        api = catalog.get_api(hit.id)
-        results.append(ApiHit(api_id=api.id, name=api.name, categories=api.categories, score=round(hit.score, 4),
-                              usage_count=catalog.usage_count(api.id), description=_short(api.description, 300),
-                              url=api.url))
-    return SearchResults(query=query, categories=names, results=results)
+        return find_apis(app.require_catalog(), query, categories, limit)
 
 
 def get_api(
@@ -265,7 +255,7 @@ def api_details(catalog: Catalog, api_ref: int | str) -> ApiDetails:
         usage_count=len(history),
         co_used=[CoUsedApi(api_id=c.api_id, name=catalog.get_api(c.api_id).name, mashups=c.count, weight=round(c.weight, 4))
                  for c in catalog.co_usage(api.id, limit=10)],
-        recent_mashups=[MashupBrief(mashup_id=m.id, name=m.name, description=_short(m.description, 200))
+        recent_mashups=[MashupBrief(mashup_id=m.id, name=m.name, description=short(m.description, 200))
                         for m in reversed(history[-5:])],
     )
 
@@ -291,7 +281,3 @@ def list_categories(
             shown = [CategoryInfo(name=name, api_count=n) for name, n in largest]
     return CategoryList(query=query, total=len(counts), categories=shown)
 
-
-def _short(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

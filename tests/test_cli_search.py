@@ -26,7 +26,9 @@ def test_search_lists_the_best_matches_first_with_ids(tender):
 def test_search_within_a_category_as_json(tender):
     result = tender("catalog", "search", "photos shared by users", "--category", "photos", "--json")
     assert result.exit_code == 0, result.output
-    hits = json.loads(result.output)
+    found = json.loads(result.output)
+    assert found["categories"] == ["Photos"]  # spelled as the catalogue spells it
+    hits = found["results"]
     assert {h["name"] for h in hits} == {"Flickr", "Instagram"}  # the fixture's Photos category, and nothing else
     assert hits == sorted(hits, key=lambda h: -h["score"])
 
