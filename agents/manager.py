@@ -18,6 +18,7 @@ from .reasoners.base import Reasoner
 from .request import Request
 from .routing import Router
 from .tasks import (CategoryCandidate, CoUsageEdge, DecomposeTask, FunctionSpec, MapCategoriesTask, SelectTask)
+from .text import clauses
 from .vectors import QueryEncoder
 
 
@@ -58,6 +59,7 @@ class Manager:
         # and 0.05, on the seed-1 and seed-2 tuning samples.
         self.bid_neighbours = bid_neighbours
         self.vote_temperature = vote_temperature
+        self._neighbourhoods: dict[str, dict] = {}  # a run announces the same past in every call
 
     # -- steps 1 and 2 ----------------------------------------------------------------------------
     def decompose(self, requirement: str, context: RunContext) -> list[FunctionSpec]:
@@ -65,7 +67,7 @@ class Manager:
 
     def category_candidates(self, requirement: str, function: FunctionSpec, skip: set[str], limit: int = 8) -> list[CategoryCandidate]:
         """Categories close to the function, and the categories of the APIs that similar past mashups used."""
-        f_vector = self.encoder.one(function.description)
+        f_vector = self.encoder.one(function.description, context=requirement)
         by_similarity = {h.id: h.score for h in self.catalog.search(f_vector, kind="category", k=limit + len(skip))}
         votes: dict[str, float] = defaultdict(float)
         hits = self.catalog.search(self.task_vector(requirement, function), kind="mashup", k=self.neighbours)
@@ -92,17 +94,29 @@ class Manager:
         known = {c.name for c in candidates}
         return [c for c in mapping.categories if c in known][:max_categories]
 
-    def neighbourhood(self, requirement: str) -> Neighbourhood | None:
-        hits = self.catalog.search(self.encoder.one(requirement), kind="mashup", k=self.bid_neighbours)
+    def neighbourhood(self, requirement: str, clause: str | None = None) -> Neighbourhood | None:
+        """The past mashups nearest to the requirement (or to one of its clauses)."""
+        vector = self.encoder.one(clause or requirement, context=requirement)
+        hits = self.catalog.search(vector, kind="mashup", k=self.bid_neighbours)
         if not hits:
             return None
         nearest, t = hits[0].score, self.vote_temperature
         return Neighbourhood(k=len(hits), nearest=round(nearest, 6), radius=round(hits[-1].score, 6), temperature=t,
-                             mass=round(sum(math.exp((h.score - nearest) / t) for h in hits), 6))
+                             mass=round(sum(math.exp((h.score - nearest) / t) for h in hits), 6),
+                             about=clause)
+
+    def neighbourhoods(self, requirement: str) -> dict:
+        """The past a call for proposals announces: the requirement's neighbourhood and, when it has several
+        clauses, each clause's (as the CallForProposals fields of those names)."""
+        if requirement not in self._neighbourhoods:
+            parts = clauses(requirement)
+            around = [n for part in parts if (n := self.neighbourhood(requirement, part))] if len(parts) > 1 else []
+            self._neighbourhoods[requirement] = {"neighbourhood": self.neighbourhood(requirement), "clause_neighbourhoods": around}
+        return self._neighbourhoods[requirement]
 
     def task_vector(self, requirement: str, function: FunctionSpec | None) -> np.ndarray:
         """The requirement, leaning towards the announced function: what routing compares profiles with."""
-        vectors = self.encoder.embed([requirement] + ([function.description] if function else []))
+        vectors = self.encoder.embed([requirement] + ([function.description] if function else []), context=requirement)
         combined = vectors.sum(axis=0)
         return combined / (np.linalg.norm(combined) or 1.0)
 
@@ -116,7 +130,7 @@ class Manager:
             sender=MANAGER, receiver="*", task_id=negotiation.next_task_id(), at_ms=context.elapsed_ms(),
             function_id=function.id if function else None, function=function.description if function else None,
             categories=categories, requirement=request.requirement, round=round, steps=steps,
-            neighbourhood=self.neighbourhood(request.requirement), reserve=reserve,
+            **self.neighbourhoods(request.requirement), reserve=reserve,
         )
         negotiation.send(cfp)
         negotiation.mapped_categories.update(dict.fromkeys(categories))

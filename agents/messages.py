@@ -27,6 +27,7 @@ class Neighbourhood(BaseModel):
     radius: float = Field(description="Similarity of the k-th nearest past mashup.")
     temperature: float = Field(description="How sharply nearer mashups outweigh farther ones.")
     mass: float = Field(description="Sum of exp((similarity - nearest) / temperature) over the k nearest.")
+    about: str | None = Field(None, description="The clause of the requirement these mashups are nearest to; None: all of it.")
 
     def vote(self, similarities) -> float:
         """The share of the neighbourhood's weight held by past mashups with these similarities."""
@@ -46,6 +47,11 @@ class CallForProposals(Message):
     round: int = Field(1, description="1 for the first announcement, more after backtracking.")
     neighbourhood: "Neighbourhood | None" = Field(
         None, description="How close the nearest past mashups are to the requirement, for contractors to weigh their history."
+    )
+    clause_neighbourhoods: list[Neighbourhood] = Field(
+        default_factory=list,
+        description="The same for each clause of a requirement of several: a function stated in one clause of a long "
+                    "requirement has past mashups of its own that the whole requirement's neighbourhood drowns.",
     )
     reserve: float | None = Field(
         None, ge=0.0, le=1.0, description="The lowest score the manager will consider; None lets contractors judge."

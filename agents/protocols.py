@@ -137,7 +137,7 @@ def single_agent(manager: Manager, negotiation: Negotiation, pool: ContractorPoo
            and not negotiation.excluded_categories.intersection(manager.catalog.get_api(i).categories)]
     knowledge = ContractorKnowledge(contractor="single-agent", apis=[pool.api_knowledge(i) for i in ids])
     cfp = CallForProposals(sender=MANAGER, receiver=MANAGER, task_id="t1", requirement=request.requirement,
-                           steps=["decompose", "map", "match"], neighbourhood=manager.neighbourhood(request.requirement))
+                           steps=["decompose", "map", "match"], **manager.neighbourhoods(request.requirement))
     decision = manager.reasoner.run(BidTask(cfp=cfp, knowledge=knowledge), context)
     names = {k.api_id: k for k in knowledge.apis}
     proposals = [Propose(sender=MANAGER, receiver=MANAGER, task_id="t1", api_id=d.api_id, api_name=names[d.api_id].name,
@@ -209,7 +209,7 @@ def _announce_required(manager: Manager, negotiation: Negotiation, outcome: Outc
         ids = [i for i in manager.catalog.apis_in_categories([category]) if i not in negotiation.excluded_apis]
         knowledge = ContractorKnowledge(contractor="single-agent", apis=[manager.pool.api_knowledge(i) for i in ids])
         cfp = CallForProposals(sender=MANAGER, receiver=MANAGER, task_id=step_id, requirement=negotiation.request.requirement,
-                               categories=[category], neighbourhood=manager.neighbourhood(negotiation.request.requirement),
+                               categories=[category], **manager.neighbourhoods(negotiation.request.requirement),
                                reserve=0.0)
         decision = manager.reasoner.run(BidTask(cfp=cfp, knowledge=knowledge), negotiation.context)
         names = {k.api_id: k.name for k in knowledge.apis}

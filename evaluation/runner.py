@@ -14,12 +14,12 @@ from agents.context import RunContext
 from agents.request import PROTOCOLS, InvalidRequest, Request
 from agents.service import Tender
 from agents.text import mask_names
-from catalog import Catalog, Mashup, read_jsonl
+from catalog import Catalog, Mashup, TenderError, read_jsonl
 
 from .baselines import BASELINES
 from .metrics import mean, ndcg_at, percentile, precision_at, prf, recall_at
 from .split import folds as make_folds
-from .split import sample_ids
+from .split import sample_ids, validation_pool
 
 METHODS = (*PROTOCOLS, *BASELINES)
 KS = (1, 3, 5, 10)
@@ -27,6 +27,10 @@ STAGES = ("category", "bidding", "final")
 
 
 class LeakError(AssertionError):
+    pass
+
+
+class NothingToValidate(TenderError):
     pass
 
 
@@ -39,6 +43,7 @@ class EvalConfig:
     folds: int | None = None
     mashups_path: Path | None = None
     mask_api_names: bool = False
+    validation: bool = False  # draw the sample outside the reported seed-0 sample and the tuning sample
     organisation: str = "api"
     top_n: int = 12
     backend: str = "offline"
@@ -69,6 +74,12 @@ def splits(config: EvalConfig, full: Catalog) -> list[tuple[list[int], list[Mash
     ids = [m.id for m in full.mashups()]
     if config.folds:
         return [(fold, [full.get_mashup(i) for i in fold]) for fold in make_folds(ids, config.folds, config.seed)]
+    if config.validation:
+        pool = validation_pool(ids)
+        if not pool:
+            raise NothingToValidate(f"no mashups outside the reported and the tuning samples to validate on (the catalogue "
+                                    f"has {len(ids)}); use a sample without --validation")
+        ids = pool
     test = sample_ids(ids, config.sample, config.seed)
     return [(test, [full.get_mashup(i) for i in test])]
 

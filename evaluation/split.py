@@ -14,3 +14,23 @@ def folds(mashup_ids: list[int], k: int, seed: int) -> list[list[int]]:
     ids = sorted(mashup_ids)
     random.Random(seed).shuffle(ids)
     return [sorted(ids[i::k]) for i in range(k)]
+
+
+# The reported test sample (`tender eval`'s defaults) and evaluation.tune's defaults: the bid model was
+# fitted on the tuning sample, which never includes a reported mashup.
+REPORT_SAMPLE, REPORT_SEED = 100, 0
+TUNING_SAMPLE, TUNING_SEED = 1000, 1
+
+
+def tuning_ids(mashup_ids: list[int], n: int = TUNING_SAMPLE, seed: int = TUNING_SEED,
+               report_sample: int = REPORT_SAMPLE, report_seed: int = REPORT_SEED) -> list[int]:
+    """The tuning mashups: drawn from those outside the reported test sample."""
+    reported = set(sample_ids(mashup_ids, report_sample, report_seed))
+    return sample_ids([i for i in mashup_ids if i not in reported], n, seed)
+
+
+def validation_pool(mashup_ids: list[int]) -> list[int]:
+    """Mashups outside both the reported test sample and the tuning sample: where a tuned setting can be
+    checked on more mashups than the reported 100 without touching them."""
+    used = set(sample_ids(mashup_ids, REPORT_SAMPLE, REPORT_SEED)) | set(tuning_ids(mashup_ids))
+    return [i for i in mashup_ids if i not in used]

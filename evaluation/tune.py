@@ -25,7 +25,7 @@ from agents.text import clauses, mask_names
 from catalog import Catalog, get_embedder
 
 from .metrics import mean, prf
-from .split import sample_ids
+from .split import REPORT_SAMPLE, REPORT_SEED, TUNING_SAMPLE, TUNING_SEED, sample_ids, tuning_ids
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0, iterations: int = 50) -> np.ndarray:
@@ -46,9 +46,9 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0, iterations: int 
 
 
 def tuning_queries(full: Catalog, n: int, seed: int, report_seed: int, report_sample: int):
-    reported = set(sample_ids([m.id for m in full.mashups()], report_sample, report_seed))
-    pool = [m.id for m in full.mashups() if m.id not in reported]
-    ids = sample_ids(pool, n, seed)
+    all_ids = [m.id for m in full.mashups()]
+    reported = sample_ids(all_ids, report_sample, report_seed)
+    ids = tuning_ids(all_ids, n, seed, report_sample, report_seed)
     names = [a.name for a in full.apis()]
     queries = []
     for i in ids:
@@ -56,7 +56,7 @@ def tuning_queries(full: Catalog, n: int, seed: int, report_seed: int, report_sa
         for text in (mashup.description, mask_names(mashup.description, names)):
             if any(ch.isalpha() for ch in text):
                 queries.append((text, set(mashup.api_ids)))
-    return ids, sorted(reported), queries
+    return ids, reported, queries
 
 
 def collect_features(tender: Tender, queries, shortlist: int = 30):
@@ -65,15 +65,17 @@ def collect_features(tender: Tender, queries, shortlist: int = 30):
     rows, labels = [], []
     for text, truth in tqdm(queries, desc="features"):
         q, *rest = tender.encoder.embed_requirement(text, clauses(text))  # as a run embeds them
-        around = manager.neighbourhood(text)
-        parts = tender.encoder.embed(clauses(text))
+        announced = manager.neighbourhoods(text)
+        around = announced["neighbourhood"]
+        by_clause = [(tender.encoder.one(n.about, context=text), n) for n in announced["clause_neighbourhoods"]]
+        parts = tender.encoder.embed(clauses(text), context=text)
         scores = router.profile_scores(q)
         ids = {int(router.api_ids[r]) for r in np.argsort(-scores)[:shortlist]} | router.named(text)
         for api_id in ids:
             api = pool.api_knowledge(api_id)
             # As a contractor does: the function is the clause closest to its API.
             f = parts[int(np.argmax(parts @ api.vector))] if api.vector is not None else q
-            rows.append(features(api, q, f, text, BidModel().temperature, around))
+            rows.append(features(api, q, f, text, BidModel().temperature, around, by_clause))
             labels.append(api_id in truth)
     return np.array(rows), np.array(labels, dtype=float)
 
@@ -110,10 +112,10 @@ def selection_grid(tender: Tender, queries, reasoner: EmbeddedReasoner):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", default="catalog.db")
-    parser.add_argument("--sample", type=int, default=400, help="tuning mashups")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--report-seed", type=int, default=0)
-    parser.add_argument("--report-sample", type=int, default=100)
+    parser.add_argument("--sample", type=int, default=TUNING_SAMPLE, help="tuning mashups")
+    parser.add_argument("--seed", type=int, default=TUNING_SEED)
+    parser.add_argument("--report-seed", type=int, default=REPORT_SEED)
+    parser.add_argument("--report-sample", type=int, default=REPORT_SAMPLE)
     args = parser.parse_args(argv)
     embedder = get_embedder()
     full = Catalog(args.db)

@@ -250,6 +250,9 @@ def recommend(settings: Settings, requirement, protocol, organisation, max_apis,
 @click.option("--mashups", "mashups_path", type=click.Path(exists=True, path_type=Path),
               help="Evaluate an external mashups JSONL against the whole catalogue.")
 @click.option("--mask-api-names", is_flag=True, help="Remove API names from the queries.")
+@click.option("--validation", is_flag=True,
+              help="Draw the sample outside the reported test sample (100, seed 0) and the tuning sample "
+                   "(1,000, seed 1): a check of tuned settings on more mashups.")
 @click.option("--organisation", type=click.Choice(["api", "category"]), default="api", show_default=True)
 @click.option("--db", "db_path", type=click.Path(path_type=Path), help="Catalogue (default: catalog.db).")
 @click.option("--backend", type=click.Choice(["offline", "llm"]), help="Shorthand: both roles on this backend.")
@@ -258,7 +261,7 @@ def recommend(settings: Settings, requirement, protocol, organisation, max_apis,
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @llm_options
 @click.pass_obj
-def evaluate_command(settings: Settings, method, sample, seed, folds, mashups_path, mask_api_names, organisation, db_path,
+def evaluate_command(settings: Settings, method, sample, seed, folds, mashups_path, mask_api_names, validation, organisation, db_path,
                      backend, json_path, plot_path, quiet, **kwargs):
     """Measure precision, recall and F1 per stage, ranking metrics and cost, on held-out mashups.
 
@@ -270,6 +273,7 @@ def evaluate_command(settings: Settings, method, sample, seed, folds, mashups_pa
         tender eval --protocol all --sample 100 --seed 0 --json out/eval.json --plot out/eval.png
         tender eval --protocol manager-led --mask-api-names
         tender eval --folds 5 --protocol baseline-knn
+        tender eval --validation --sample 800 --seed 2 --protocol manager-led
     """
     from catalog import Catalog, get_embedder
     from evaluation.report import markdown, plot
@@ -280,10 +284,13 @@ def evaluate_command(settings: Settings, method, sample, seed, folds, mashups_pa
         backends["manager_backend"] = backends["contractor_backend"] = backend
     if method != "all" and method not in METHODS:
         raise click.BadParameter(f"{method!r}; use one of {', '.join(METHODS)} or all", param_hint="--protocol")
+    if validation and (folds or mashups_path):
+        raise click.UsageError("--validation draws a sample; it does not go with --folds or --mashups")
     db = db_path or settings.catalog_path
     embedder = get_embedder(settings.embedding_model)
     config = EvalConfig(db=db, methods=list(METHODS) if method == "all" else [method], sample=sample, seed=seed,
-                        folds=folds, mashups_path=mashups_path, mask_api_names=mask_api_names, organisation=organisation,
+                        folds=folds, mashups_path=mashups_path, mask_api_names=mask_api_names, validation=validation,
+                        organisation=organisation,
                         backend=backends["manager_backend"] if backends["manager_backend"] == backends["contractor_backend"]
                         else f"manager={backends['manager_backend']},contractors={backends['contractor_backend']}")
     result = evaluate(config, lambda left_out: Catalog(db, embedder=embedder, exclude_mashups=left_out),

@@ -142,3 +142,46 @@ def test_the_manager_keeps_the_prefix_of_bids_with_the_highest_expected_f1():
     # The more right APIs nobody bid for, the more of the bids are worth keeping.
     assert expected_f1_size([0.6, 0.2, 0.2], missing=0.0)[0] == 1
     assert expected_f1_size([0.6, 0.2, 0.2], missing=3.0)[0] == 3
+
+
+def test_each_clause_of_a_requirement_is_announced_with_the_past_mashups_nearest_to_it(tender):
+    from agents.text import clauses
+
+    transcript = run(tender).transcript
+    cfps = [m for m in transcript.messages if m.kind == "cfp"]
+    assert cfps
+    for cfp in cfps:
+        assert [n.about for n in cfp.clause_neighbourhoods] == clauses(REQUIREMENT)
+        assert cfp.neighbourhood.about is None
+    # A clause about SMS has other nearest mashups than the whole restaurant requirement.
+    assert len({n.nearest for n in cfps[0].clause_neighbourhoods}) > 1
+
+
+def test_a_requirement_of_one_clause_announces_only_its_own_neighbourhood(tender):
+    cfps = [m for m in run(tender, "Plot tweets on a map").transcript.messages if m.kind == "cfp"]
+    assert cfps and all(c.neighbourhood is not None and c.clause_neighbourhoods == [] for c in cfps)
+
+
+def test_a_contractor_votes_with_its_best_share_among_the_clauses_neighbourhoods():
+    import numpy as np
+
+    from agents.messages import Neighbourhood
+    from agents.reasoners.embedded import FEATURES, features
+    from agents.tasks import ApiKnowledge
+
+    def unit(*v):
+        v = np.array(v, dtype=np.float32)
+        return v / np.linalg.norm(v)
+
+    # Its one past mashup lies far from the whole requirement but is the nearest to the second clause.
+    api = ApiKnowledge(api_id=1, name="Twilio", categories=["Telephony"], description="SMS", usage_count=1,
+                       vector=unit(0, 1, 0), history_vectors=np.stack([unit(0, 0, 1)]))
+    requirement, sms = unit(1, 0, 0), unit(0, 0, 1)
+    whole = Neighbourhood(k=2, nearest=1.0, radius=0.9, temperature=0.1, mass=1.9)
+    around_sms = Neighbourhood(k=2, nearest=1.0, radius=0.5, temperature=0.1, mass=2.0, about="send an SMS")
+    vote = dict(zip(FEATURES, features(api, requirement, None, "a map and an SMS", 0.05, whole, [(sms, around_sms)])))
+    assert vote["neighbour_vote"] == 0.0
+    assert vote["clause_vote"] == pytest.approx(0.5)
+    # With no clauses announced, the clause vote is the requirement's own vote.
+    alone = dict(zip(FEATURES, features(api, requirement, None, "a map", 0.05, whole)))
+    assert alone["clause_vote"] == alone["neighbour_vote"] == 0.0

@@ -11,8 +11,8 @@ import pytest
 from agents.service import Tender
 from catalog import Catalog
 from evaluation.metrics import ndcg_at, percentile, precision_at, prf, recall_at
-from evaluation.runner import METHODS, EvalConfig, LeakError, evaluate
-from evaluation.split import folds, sample_ids
+from evaluation.runner import METHODS, EvalConfig, LeakError, NothingToValidate, evaluate
+from evaluation.split import folds, sample_ids, tuning_ids, validation_pool
 
 
 def test_a_perfect_answer_scores_one():
@@ -52,6 +52,30 @@ def test_samples_and_folds_are_reproducible_and_disjoint():
     parts = folds(ids, 5, 0)
     assert sorted(i for part in parts for i in part) == ids
     assert all(len(part) == 10 for part in parts)
+
+
+def test_tuning_and_validation_mashups_never_include_a_reported_one():
+    ids = list(range(4493))
+    reported = set(sample_ids(ids, 100, 0))
+    tuning = set(tuning_ids(ids))
+    validation = set(validation_pool(ids))
+    assert len(tuning) == 1000 and not tuning & reported
+    assert not validation & (reported | tuning)
+    assert validation | tuning | reported == set(ids)
+
+
+def test_a_catalogue_too_small_to_validate_on_says_so(catalog_path, embedder):
+    # 40 mashups: the reported sample of 100 takes them all.
+    with pytest.raises(NothingToValidate, match="no mashups outside"):
+        evaluate(EvalConfig(db=catalog_path, methods=["baseline-knn"], sample=5, seed=2, validation=True),
+                 lambda left_out: Catalog(catalog_path, embedder=embedder, exclude_mashups=left_out), Tender, progress=False)
+
+
+def test_validation_does_not_go_with_folds(catalog_path):
+    env = {**os.environ, "TENDER_CATALOG": str(catalog_path), "TENDER_EMBEDDING_MODEL": "hashing"}
+    result = subprocess.run([sys.executable, "-m", "server", "eval", "--validation", "--folds", "3", "--quiet"],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 2 and "--validation" in result.stderr
 
 
 def test_test_mashups_are_absent_from_the_catalogue_the_agents_use(catalog_path, embedder):
