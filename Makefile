@@ -31,6 +31,8 @@ test: $(BIN)/tender
 eval: catalog.db
 	$(BIN)/tender eval --protocol all --sample 100 --seed 0 --json docs/eval.json --plot docs/eval.png
 	$(BIN)/tender eval --protocol all --sample 100 --seed 0 --mask-api-names --json docs/eval-masked.json --plot docs/eval-masked.png
+	$(BIN)/tender eval --validation --protocol all --sample 800 --seed 2 --json docs/eval-validation.json
+	$(BIN)/tender eval --validation --protocol all --sample 800 --seed 2 --mask-api-names --json docs/eval-validation-masked.json
 
 bench: catalog.db
 	$(BIN)/python -m evaluation.bench --db catalog.db
