@@ -74,9 +74,9 @@ class Manager:
         total = sum(max(h.score, 0.0) for h in hits) or 1.0
         for hit in hits:
             names = {c for a in self.catalog.get_mashup(hit.id).api_ids for c in self.catalog.get_api(a).categories[:1]}
-            for name in names:
+            for name in sorted(names):  # a set's order changes between processes; ties must not
                 votes[name] += max(hit.score, 0.0) / total
-        top_votes = sorted(votes, key=lambda n: -votes[n])[: limit + len(skip)]
+        top_votes = sorted(votes, key=lambda n: (-votes[n], n))[: limit + len(skip)]
         counts = {c.name: c.api_count for c in self.catalog.categories()}
         names = [n for n in dict.fromkeys([*by_similarity, *top_votes]) if n not in skip]
         table = self.catalog.vectors("category")

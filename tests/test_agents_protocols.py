@@ -112,6 +112,53 @@ def test_the_same_input_gives_the_same_output(tender, protocol, catalog_path, em
     assert strip(first.transcript) == strip(again.transcript)
 
 
+def test_the_same_input_gives_the_same_output_in_another_process(catalog_path):
+    # Python orders sets of strings differently in each process; no tie may be broken by that order.
+    import json
+    import os
+    import subprocess
+    import sys
+
+    def volatile(value):
+        if isinstance(value, dict):
+            return {k: volatile(v) for k, v in value.items() if k not in {"run_id", "latency_ms", "at_ms", "elapsed_ms"}}
+        return [volatile(v) for v in value] if isinstance(value, list) else value
+
+    outputs = []
+    for hash_seed in ("1", "2", "3"):
+        env = {**os.environ, "TENDER_CATALOG": str(catalog_path), "TENDER_EMBEDDING_MODEL": "hashing",
+               "PYTHONHASHSEED": hash_seed}
+        result = subprocess.run([sys.executable, "-m", "server", "recommend", REQUIREMENT, "--json"],
+                                capture_output=True, text=True, env=env, timeout=120)
+        assert result.returncode == 0, result.stderr
+        outputs.append(volatile(json.loads(result.stdout)))
+    assert outputs[0] == outputs[1] == outputs[2]
+
+
+def test_category_candidates_come_in_the_same_order_in_every_process(catalog_path):
+    # Their order reaches an LLM manager's prompt; categories with equal votes once came in set order.
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from agents.manager import Manager\n"
+        "from agents.service import Tender\n"
+        "from agents.tasks import FunctionSpec\n"
+        "from catalog import Catalog, HashingEmbedder\n"
+        "tender = Tender(Catalog(sys.argv[1], embedder=HashingEmbedder(256)))\n"
+        "pool, router = tender._directory('api')\n"
+        "manager = Manager(tender.catalog, tender.encoder, tender.manager_reasoner, router, pool, tender.contractor_reasoner)\n"
+        "function = FunctionSpec(id='f1', name='map', description=sys.argv[2])\n"
+        "print([c.name for c in manager.category_candidates(sys.argv[2], function, set())])\n"
+    )
+    orders = {subprocess.run([sys.executable, "-c", script, str(catalog_path), REQUIREMENT], capture_output=True, text=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed}, timeout=120, check=True).stdout
+              for seed in ("1", "2", "3", "4", "5")}
+    assert len(orders) == 1, orders
+
+
 def test_transcript_round_trips_through_json(tender):
     transcript = run(tender).transcript
     assert transcript_adapter.validate_json(transcript_adapter.dump_json(transcript)) == transcript
