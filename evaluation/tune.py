@@ -17,7 +17,7 @@ from tqdm import tqdm
 
 from agents.context import RunContext
 from agents.manager import Manager, Negotiation
-from agents.reasoners.embedded import FEATURES, BidModel, EmbeddedReasoner, Policy, features
+from agents.reasoners.embedded import FEATURES, BidModel, EmbeddedReasoner, Policy, clause_vectors, features
 from agents.request import Request
 from agents.service import Tender
 from agents.tasks import CoUsageEdge, SelectTask
@@ -67,7 +67,7 @@ def collect_features(tender: Tender, queries, shortlist: int = 30):
         q, *rest = tender.encoder.embed_requirement(text, clauses(text))  # as a run embeds them
         announced = manager.neighbourhoods(text)
         around = announced["neighbourhood"]
-        by_clause = [(tender.encoder.one(n.about, context=text), n) for n in announced["clause_neighbourhoods"]]
+        by_clause = clause_vectors(tender.encoder, text, announced["clause_neighbourhoods"])
         parts = tender.encoder.embed(clauses(text), context=text)
         scores = router.profile_scores(q)
         ids = {int(router.api_ids[r]) for r in np.argsort(-scores)[:shortlist]} | router.named(text)

@@ -96,6 +96,13 @@ def features(api: ApiKnowledge, requirement_vector: np.ndarray, function_vector:
                      clause_vote])
 
 
+def clause_vectors(encoder: QueryEncoder, requirement: str,
+                   neighbourhoods: Sequence[Neighbourhood]) -> list[tuple[np.ndarray, Neighbourhood]]:
+    """Each announced clause neighbourhood with its clause's vector, read in the context of the requirement:
+    what `features` weighs a contractor's history against."""
+    return [(encoder.one(n.about, context=requirement), n) for n in neighbourhoods if n.about]
+
+
 def probability(x: np.ndarray, model: BidModel) -> float:
     z = float(model.bias + x @ model.weights())
     return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
@@ -144,7 +151,7 @@ class EmbeddedReasoner(Reasoner):
         q = self.encoder.one(cfp.requirement)
         parts = clauses(cfp.requirement) if "decompose" in steps or not cfp.function else [cfp.function]
         part_vectors = self.encoder.embed(parts, context=cfp.requirement)
-        around = [(self.encoder.one(n.about, context=cfp.requirement), n) for n in cfp.clause_neighbourhoods if n.about]
+        around = clause_vectors(self.encoder, cfp.requirement, cfp.clause_neighbourhoods)
         threshold = self.policy.self_select_at if "select" in steps else self.policy.propose_at
         if cfp.reserve is not None:
             threshold = cfp.reserve
