@@ -4,20 +4,22 @@ The tuning mashups are drawn with their own seed, never include the mashups of a
 (`--report-seed`, `--report-sample`), and are left out of the catalogue while tuning, exactly as test
 mashups are during an evaluation. Queries are used both as written and with API names masked.
 
-    python -m evaluation.tune --db catalog.db
+    python -m evaluation.tune --db catalog.db           # prints the fitted model and policy
+    python -m evaluation.tune --db catalog.db --write   # and writes the model to agents/reasoners/bid_model.json
 """
 
 import argparse
 import itertools
 import json
-from dataclasses import asdict, replace
+from dataclasses import replace
 
 import numpy as np
 from tqdm import tqdm
 
 from agents.context import RunContext
 from agents.manager import Manager, Negotiation
-from agents.reasoners.embedded import FEATURES, BidModel, EmbeddedReasoner, Policy, clause_vectors, features
+from agents.reasoners.embedded import (MODEL_FILE, TERMS, BidModel, EmbeddedReasoner, Policy, clause_vectors, features,
+                                       terms)
 from agents.request import Request
 from agents.service import Tender
 from agents.tasks import CoUsageEdge, SelectTask
@@ -43,6 +45,17 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0, iterations: int 
         if np.abs(step).max() < 1e-6:
             break
     return w
+
+
+def fit_bid_model(x: np.ndarray, y: np.ndarray, l2: float = 30.0, fitted_on: str = "") -> BidModel:
+    """Logistic regression over the terms of the features, fitted on standardised terms (so that one
+    penalty suits terms of every scale) and returned in raw units."""
+    design = terms(x)
+    mean, scale = design.mean(axis=0), design.std(axis=0) + 1e-9
+    w = fit_logistic((design - mean) / scale, y, l2=l2)
+    raw = w[1:] / scale
+    return BidModel(bias=float(w[0] - raw @ mean), weights={name: float(v) for name, v in zip(TERMS, raw)},
+                    fitted_on=fitted_on)
 
 
 def tuning_queries(full: Catalog, n: int, seed: int, report_seed: int, report_sample: int):
@@ -75,7 +88,7 @@ def collect_features(tender: Tender, queries, shortlist: int = 30):
             api = pool.api_knowledge(api_id)
             # As a contractor does: the function is the clause closest to its API.
             f = parts[int(np.argmax(parts @ api.vector))] if api.vector is not None else q
-            rows.append(features(api, q, f, text, BidModel().temperature, around, by_clause))
+            rows.append(features(api, q, f, text, BidModel.model_fields["temperature"].default, around, by_clause))
             labels.append(api_id in truth)
     return np.array(rows), np.array(labels, dtype=float)
 
@@ -116,6 +129,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=TUNING_SEED)
     parser.add_argument("--report-seed", type=int, default=REPORT_SEED)
     parser.add_argument("--report-sample", type=int, default=REPORT_SAMPLE)
+    parser.add_argument("--write", action="store_true", help=f"write the fitted bid model to {MODEL_FILE}")
     args = parser.parse_args(argv)
     embedder = get_embedder()
     full = Catalog(args.db)
@@ -123,9 +137,12 @@ def main(argv=None):
     catalog = Catalog(args.db, embedder=embedder, exclude_mashups=set(ids) | set(reported))
     tender = Tender(catalog)
     x, y = collect_features(tender, queries)
-    w = fit_logistic(x, y)
-    model = BidModel(bias=float(w[0]), **{name: float(v) for name, v in zip(FEATURES, w[1:])})
-    print("bid model:", json.dumps({k: round(v, 3) for k, v in asdict(model).items()}))
+    model = fit_bid_model(x, y, fitted_on=f"{len(ids)} tuning mashups (seed {args.seed}) as written and masked, "
+                                          f"{len(y)} candidate bids; `python -m evaluation.tune --write`")
+    print("bid model:", json.dumps({"bias": round(model.bias, 3), **{k: round(v, 3) for k, v in model.weights.items()}}))
+    if args.write:
+        MODEL_FILE.write_text(model.model_dump_json(indent=2) + "\n")
+        print(f"written to {MODEL_FILE}")
     reasoner = EmbeddedReasoner(tender.encoder, model, replace(Policy(), self_select_at=0.02))
     (f1, missing, bonus), (collab_f1, collab_t) = selection_grid(tender, queries, reasoner)
     print(f"selection: expected_missing={missing} co_usage_bonus={bonus} (tuning F1 {f1:.3f})")
