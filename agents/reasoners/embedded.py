@@ -31,13 +31,13 @@ FEATURES = ("desc_requirement", "desc_function", "history_max", "history_soft", 
 # from 0.666 to 0.675 as written and from 0.523 to 0.537 masked over the features alone.
 TERMS = FEATURES + tuple(f"{a}*{b}" for i, a in enumerate(FEATURES) for b in FEATURES[i:])
 MODEL_FILE = Path(__file__).with_name("bid_model.json")
+_PAIRS = np.triu_indices(len(FEATURES))
 
 
 def terms(x: np.ndarray) -> np.ndarray:
     """The features followed by their pairwise products, in TERMS order (rows of a matrix, or one vector)."""
     x = np.atleast_2d(x)
-    i, j = np.triu_indices(x.shape[1])
-    expanded = np.hstack([x, x[:, i] * x[:, j]])
+    expanded = np.hstack([x, x[:, _PAIRS[0]] * x[:, _PAIRS[1]]])
     return expanded[0] if expanded.shape[0] == 1 else expanded
 
 
