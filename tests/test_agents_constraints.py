@@ -14,8 +14,8 @@ MAP_AND_REVIEWS = "Show nearby restaurants on a map with their reviews and photo
 @pytest.fixture
 def tender(catalog_path, embedder):
     # Constraints are mechanics, not accuracy: a permissive policy gives every protocol several bids to work with
-    # (every contractor reached bids; expecting many right APIs that nobody bid for, the manager keeps every bid).
-    reasoner = EmbeddedReasoner(embedder, policy=Policy(propose_at=0.0, self_select_at=0.0, expected_missing=100.0))
+    # (expecting many right APIs that nobody bid for, the manager keeps every bid).
+    reasoner = EmbeddedReasoner(embedder, policy=Policy(propose_at=0.001, self_select_at=0.001, expected_missing=100.0))
     return Tender(Catalog(catalog_path, embedder=embedder), manager=reasoner, contractors=reasoner)
 
 
@@ -25,10 +25,11 @@ def plan(tender, text=MAP_AND_REVIEWS, protocol="manager-led", **constraints):
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_max_apis_caps_the_final_set(tender, protocol):
-    free = plan(tender, protocol=protocol)
-    assert len(free.apis) > 1
-    capped = plan(tender, protocol=protocol, max_apis=1)
-    assert [a.api_id for a in capped.apis] == [a.api_id for a in free.apis][:1]
+    text = "Show nearby restaurants on a Google Maps map with Yelp reviews and Flickr photos."  # three APIs named
+    free = plan(tender, text, protocol=protocol)
+    assert len(free.apis) > 2
+    capped = plan(tender, text, protocol=protocol, max_apis=2)
+    assert [a.api_id for a in capped.apis] == [a.api_id for a in free.apis][:2]
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
