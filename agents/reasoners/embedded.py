@@ -8,6 +8,7 @@ the requirement names it) and the products of each pair of those. The weights we
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -64,7 +65,9 @@ class BidModel(BaseModel):
     def load(cls, path: Path = MODEL_FILE) -> "BidModel":
         return cls.model_validate_json(Path(path).read_text())
 
+    @cached_property
     def vector(self) -> np.ndarray:
+        """The weights in TERMS order, built once: every bid multiplies by them."""
         return np.array([self.weights[name] for name in TERMS])
 
 
@@ -125,7 +128,7 @@ def clause_vectors(encoder: QueryEncoder, requirement: str,
 
 
 def probability(x: np.ndarray, model: BidModel) -> float:
-    z = float(model.bias + terms(x) @ model.vector())
+    z = float(model.bias + terms(x) @ model.vector)
     return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
 
