@@ -18,9 +18,10 @@ class Message(BaseModel):
 
 
 class Neighbourhood(BaseModel):
-    """The manager's view of the past: the k nearest past mashups to the requirement. A contractor weighs
-    each of its own past mashups within the radius by exp((similarity - nearest) / temperature); its vote
-    is that weight's share of `mass`, the same sum over all k."""
+    """The manager's view of the past: the k nearest past mashups to the requirement (or, announced as
+    `descriptions`, the k API descriptions nearest to it). A contractor weighs each of its own past mashups
+    (or its description) within the radius by exp((similarity - nearest) / temperature); its vote is that
+    weight's share of `mass`, the same sum over all k."""
 
     k: int
     nearest: float = Field(description="Similarity of the nearest past mashup.")
@@ -52,6 +53,10 @@ class CallForProposals(Message):
         default_factory=list,
         description="The same for each clause of a requirement of several: a function stated in one clause of a long "
                     "requirement has past mashups of its own that the whole requirement's neighbourhood drowns.",
+    )
+    descriptions: "Neighbourhood | None" = Field(
+        None, description="How close the API descriptions nearest to the requirement are, for contractors to weigh "
+                          "their own description's match against the catalogue's best.",
     )
     reserve: float | None = Field(
         None, ge=0.0, le=1.0, description="The lowest score the manager will consider; None lets contractors judge."

@@ -88,7 +88,8 @@ def collect_features(tender: Tender, queries, shortlist: int = 30):
             api = pool.api_knowledge(api_id)
             # As a contractor does: the function is the clause closest to its API.
             f = parts[int(np.argmax(parts @ api.vector))] if api.vector is not None else q
-            rows.append(features(api, q, f, text, BidModel.model_fields["temperature"].default, around, by_clause))
+            rows.append(features(api, q, f, text, BidModel.model_fields["temperature"].default, around, by_clause,
+                                 announced["descriptions"]))
             labels.append(api_id in truth)
     return np.array(rows), np.array(labels, dtype=float)
 

@@ -63,7 +63,7 @@ def test_a_required_category_the_selection_missed_is_announced_again(tender):
 @pytest.fixture
 def strict(catalog_path, embedder):
     # Contractors bid only for clear matches, so that a category without its map APIs has nothing to offer.
-    reasoner = EmbeddedReasoner(embedder, policy=Policy(propose_at=0.1))
+    reasoner = EmbeddedReasoner(embedder, policy=Policy(propose_at=0.2))
     return Tender(Catalog(catalog_path, embedder=embedder), manager=reasoner, contractors=reasoner)
 
 

@@ -232,3 +232,39 @@ def test_a_contractor_votes_with_its_best_share_among_the_clauses_neighbourhoods
     # With no clauses announced, the clause vote is the requirement's own vote.
     alone = dict(zip(FEATURES, features(api, requirement, None, "a map", 0.05, whole)))
     assert alone["clause_vote"] == alone["neighbour_vote"] == 0.0
+
+
+def test_every_call_for_proposals_announces_the_api_descriptions_nearest_to_the_requirement(tender):
+    cfps = [m for m in run(tender).transcript.messages if m.kind == "cfp"]
+    assert cfps and all(c.descriptions is not None and c.descriptions.nearest >= c.descriptions.radius for c in cfps)
+
+
+def test_a_contractor_votes_with_its_description_share_and_weighs_its_history_centre():
+    import numpy as np
+
+    from agents.messages import Neighbourhood
+    from agents.reasoners.embedded import FEATURES, features
+    from agents.tasks import ApiKnowledge
+
+    def unit(*v):
+        v = np.array(v, dtype=np.float32)
+        return v / np.linalg.norm(v)
+
+    requirement = unit(1, 0, 0)
+    # Two API descriptions lie at similarity 1.0 and 0.8 to the requirement.
+    descriptions = Neighbourhood(k=2, nearest=1.0, radius=0.8, temperature=0.1, mass=1.0 + float(np.exp(-2.0)))
+
+    def evidence(description, history):
+        api = ApiKnowledge(api_id=1, name="Some API", categories=["Mapping"], description="d", usage_count=len(history),
+                           vector=description, history_vectors=np.stack(history))
+        return dict(zip(FEATURES, features(api, requirement, None, "a map", 0.05, descriptions=descriptions)))
+
+    best = evidence(unit(1, 0, 0), [unit(1, 0, 0), unit(0, 1, 0)])
+    second = evidence(unit(0.8, 0.6, 0), [unit(1, 0, 0), unit(1, 0, 0)])
+    outside = evidence(unit(0, 1, 0), [unit(0, 1, 0)])
+    assert best["description_vote"] == pytest.approx(1 / (1 + np.exp(-2.0)), rel=1e-4)
+    assert 0 < second["description_vote"] < best["description_vote"]
+    assert outside["description_vote"] == 0.0
+    # The same closest use, but a history used mostly for this has the closer centre.
+    assert best["history_max"] == pytest.approx(second["history_max"])
+    assert second["history_centroid"] == pytest.approx(1.0) and best["history_centroid"] == pytest.approx(2 ** -0.5, rel=1e-4)

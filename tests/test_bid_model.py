@@ -15,7 +15,7 @@ def test_terms_are_the_features_then_every_product_of_two():
     assert len(TERMS) == len(FEATURES) + len(FEATURES) * (len(FEATURES) + 1) // 2
     assert expanded["usage_log"] == x[FEATURES.index("usage_log")]
     assert expanded["desc_requirement*named"] == x[0] * x[FEATURES.index("named")]
-    assert expanded["clause_vote*clause_vote"] == x[-1] ** 2
+    assert expanded["clause_vote*clause_vote"] == x[FEATURES.index("clause_vote")] ** 2
 
 
 def test_terms_of_a_matrix_are_computed_row_by_row():

@@ -2,8 +2,8 @@
 
 Deterministic and offline. A bid is a logistic model over a contractor's local evidence (how close the
 requirement is to its API's description and to the mashups that used it, how often it was used, whether
-the requirement names it) and the products of each pair of those. The weights were fitted with
-`python -m evaluation.tune --write` on mashups outside every reported test sample (see evaluation/tune.py)."""
+the requirement names it, how its description ranks among the catalogue's) and the products of each pair of
+those. The weights were fitted with `python -m evaluation.tune --write` on mashups outside every reported test sample (see evaluation/tune.py)."""
 
 import math
 from collections.abc import Sequence
@@ -23,7 +23,10 @@ from ..vectors import QueryEncoder
 from .base import Reasoner
 
 FEATURES = ("desc_requirement", "desc_function", "history_max", "history_soft", "usage_log", "named", "neighbour_vote",
-            "clause_vote")
+            "clause_vote", "description_vote", "history_centroid")
+# description_vote (its description's share among the 20 nearest to the requirement) and history_centroid
+# (similarity to the centre of its past mashups) raised manager-led F1 on 500 validation mashups (seed 3) from
+# 0.675 to 0.683 as written and 0.537 to 0.543 masked; on 800 (seed 2) from 0.700 to 0.710 and 0.567 to 0.575.
 
 
 # The terms a bid weighs: each feature and each product of two (squares included). The products let
@@ -99,25 +102,32 @@ class Policy:
 
 def features(api: ApiKnowledge, requirement_vector: np.ndarray, function_vector: np.ndarray | None,
              requirement: str, temperature: float, neighbourhood: Neighbourhood | None = None,
-             clause_neighbourhoods: Sequence[tuple[np.ndarray, Neighbourhood]] = ()) -> np.ndarray:
-    """A contractor's evidence for one API, from its own knowledge only (and the neighbourhoods the
-    manager announced: its vote is how much of the nearest past mashups' weight its history holds, and its
-    clause vote the largest such share among the clauses' neighbourhoods, each clause given as its vector)."""
+             clause_neighbourhoods: Sequence[tuple[np.ndarray, Neighbourhood]] = (),
+             descriptions: Neighbourhood | None = None) -> np.ndarray:
+    """A contractor's evidence for one API, from its own knowledge only (and what the manager announced: its
+    vote is how much of the nearest past mashups' weight its history holds, its clause vote the largest such
+    share among the clauses' neighbourhoods, each clause given as its vector, and its description vote its
+    description's share among the API descriptions nearest to the requirement)."""
     if api.vector is not None:
         desc_q = float(api.vector @ requirement_vector)
         desc_f = float(api.vector @ function_vector) if function_vector is not None else desc_q
+        description_vote = descriptions.vote(np.array([desc_q])) if descriptions else 0.0
     else:
-        desc_q = desc_f = 0.0
+        desc_q = desc_f = description_vote = 0.0
     if api.history_vectors is not None and len(api.history_vectors):
         sims = api.history_vectors @ requirement_vector
         h_max = float(sims.max())
         h_soft = float(h_max + temperature * math.log(np.exp((sims - h_max) / temperature).sum()))
+        # Similarity to the history's centre: what the API is typically used for, where h_max is its one
+        # closest use.
+        centre = np.linalg.norm(api.history_vectors.mean(axis=0))
+        h_centre = float(sims.mean() / centre) if centre > 0 else 0.0
         vote = neighbourhood.vote(sims) if neighbourhood else 0.0
         clause_vote = max((around.vote(api.history_vectors @ v) for v, around in clause_neighbourhoods), default=vote)
     else:
-        h_max = h_soft = vote = clause_vote = 0.0
+        h_max = h_soft = h_centre = vote = clause_vote = 0.0
     return np.array([desc_q, desc_f, h_max, h_soft, math.log1p(api.usage_count), mentions(api.name, requirement), vote,
-                     clause_vote])
+                     clause_vote, description_vote, h_centre])
 
 
 def clause_vectors(encoder: QueryEncoder, requirement: str,
@@ -137,8 +147,20 @@ class EmbeddedReasoner(Reasoner):
 
     def __init__(self, embedder, model: BidModel | None = None, policy: Policy | None = None):
         self.encoder = QueryEncoder.wrap(embedder)
-        self.model = model or BidModel.load()
+        self._model = model
         self.policy = policy or Policy()
+
+    @property
+    def model(self) -> BidModel:
+        # Loaded at the first bid, not here: `evaluation.tune --write` builds a Tender to refit a model file
+        # that no longer loads (after a feature was added).
+        if self._model is None:
+            self._model = BidModel.load()
+        return self._model
+
+    @model.setter
+    def model(self, model: BidModel) -> None:
+        self._model = model
 
     def run(self, task: Task, context: RunContext):
         context.check()
@@ -183,7 +205,8 @@ class EmbeddedReasoner(Reasoner):
         for api in task.knowledge.apis:
             # The function it would serve: the announced one, or (decomposing itself) its closest clause.
             k = int(np.argmax(part_vectors @ api.vector)) if api.vector is not None and len(parts) > 1 else 0
-            x = features(api, q, part_vectors[k], cfp.requirement, self.model.temperature, cfp.neighbourhood, around)
+            x = features(api, q, part_vectors[k], cfp.requirement, self.model.temperature, cfp.neighbourhood, around,
+                         cfp.descriptions)
             p = probability(x, self.model)
             if p < threshold:
                 continue
@@ -206,7 +229,7 @@ class EmbeddedReasoner(Reasoner):
 
     @staticmethod
     def _rationale(api: ApiKnowledge, x: np.ndarray) -> str:
-        desc_q, _, h_max, _, _, named, vote, clause_vote = x
+        desc_q, _, h_max, _, _, named, vote, clause_vote, description_vote, _ = x
         reasons = []
         if named >= 1:
             reasons.append(f"the requirement names {api.name}")
@@ -219,7 +242,11 @@ class EmbeddedReasoner(Reasoner):
                            "clause of the requirement")
         if api.history and h_max > 0:
             reasons.append(f"a past mashup that used it is similar ({h_max:.2f}) and it served {api.usage_count} mashups")
-        reasons.append(f"its description matches the requirement ({desc_q:.2f})")
+        if description_vote >= 0.1:
+            reasons.append(f"its description holds {description_vote:.0%} of the weight of the API descriptions nearest "
+                           f"to the requirement ({desc_q:.2f})")
+        else:
+            reasons.append(f"its description matches the requirement ({desc_q:.2f})")
         return "; ".join(reasons).capitalize() + "."
 
     # 4 ------------------------------------------------------------------------------------------
