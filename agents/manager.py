@@ -60,8 +60,8 @@ class Manager:
         # and 0.05, on the seed-1 and seed-2 tuning samples.
         self.bid_neighbours = bid_neighbours
         self.vote_temperature = vote_temperature
-        # The API descriptions announced: 20 at temperature 0.05 (the temperatures that sharpen a vote over
-        # descriptions, whose similarities spread less than past mashups').
+        # The API descriptions announced: 20 at temperature 0.05; 0.02 scored within 0.001 F1 of it on 500
+        # validation mashups (seed 3).
         self.description_neighbours = description_neighbours
         self.description_temperature = description_temperature
         # Up to 8 categories a function: 3 left a fifth of the right APIs outside every mapped category; 5 and 8
