@@ -120,8 +120,7 @@ def features(api: ApiKnowledge, requirement_vector: np.ndarray, function_vector:
         h_soft = float(h_max + temperature * math.log(np.exp((sims - h_max) / temperature).sum()))
         # Similarity to the history's centre: what the API is typically used for, where h_max is its one
         # closest use.
-        centre = np.linalg.norm(api.history_vectors.mean(axis=0))
-        h_centre = float(sims.mean() / centre) if centre > 0 else 0.0
+        h_centre = float(api.centre() @ requirement_vector)
         vote = neighbourhood.vote(sims) if neighbourhood else 0.0
         clause_vote = max((around.vote(api.history_vectors @ v) for v, around in clause_neighbourhoods), default=vote)
     else:
