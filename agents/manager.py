@@ -44,6 +44,16 @@ class Negotiation:
         self.transcript.messages.append(message)
 
 
+def weighed(hits, temperature: float, about: str | None = None) -> Neighbourhood | None:
+    """The neighbourhood a contractor votes against: the nearest and k-th similarities of the hits, and the
+    sum of their weights exp((similarity - nearest) / temperature)."""
+    if not hits:
+        return None
+    nearest = hits[0].score
+    return Neighbourhood(k=len(hits), nearest=round(nearest, 6), radius=round(hits[-1].score, 6), temperature=temperature,
+                         mass=round(sum(math.exp((h.score - nearest) / temperature) for h in hits), 6), about=about)
+
+
 class Manager:
     def __init__(self, catalog: Catalog, encoder: QueryEncoder, reasoner: Reasoner, router: Router,
                  pool: ContractorPool, contractor_reasoner: Reasoner, neighbours: int = 10,
@@ -106,23 +116,13 @@ class Manager:
     def neighbourhood(self, requirement: str, clause: str | None = None) -> Neighbourhood | None:
         """The past mashups nearest to the requirement (or to one of its clauses)."""
         vector = self.encoder.one(clause or requirement, context=requirement)
-        hits = self.catalog.search(vector, kind="mashup", k=self.bid_neighbours)
-        if not hits:
-            return None
-        nearest, t = hits[0].score, self.vote_temperature
-        return Neighbourhood(k=len(hits), nearest=round(nearest, 6), radius=round(hits[-1].score, 6), temperature=t,
-                             mass=round(sum(math.exp((h.score - nearest) / t) for h in hits), 6),
-                             about=clause)
+        return weighed(self.catalog.search(vector, kind="mashup", k=self.bid_neighbours), self.vote_temperature, clause)
 
     def descriptions(self, requirement: str) -> Neighbourhood | None:
         """The API descriptions nearest to the requirement: a contractor whose description is among them
         bids with its share of their weight (its description vote)."""
         hits = self.catalog.search(self.encoder.one(requirement), kind="api", k=self.description_neighbours)
-        if not hits:
-            return None
-        nearest, t = hits[0].score, self.description_temperature
-        return Neighbourhood(k=len(hits), nearest=round(nearest, 6), radius=round(hits[-1].score, 6), temperature=t,
-                             mass=round(sum(math.exp((h.score - nearest) / t) for h in hits), 6))
+        return weighed(hits, self.description_temperature)
 
     def neighbourhoods(self, requirement: str) -> dict:
         """What a call for proposals announces of the past and of the catalogue: the requirement's neighbourhood,

@@ -1,6 +1,7 @@
 """The four reasoning steps as typed tasks. A reasoner turns a task into the task's output type;
 the embedded reasoner and an LLM reasoner answer the same tasks with the same models."""
 
+from functools import cached_property
 from typing import ClassVar, Generic, Literal, TypeVar
 
 import numpy as np
@@ -84,14 +85,14 @@ class ApiKnowledge(BaseModel):
     # Embeddings of the description and of the history, for the embedded reasoner; never put in a prompt.
     vector: np.ndarray | None = Field(None, exclude=True, repr=False)
     history_vectors: np.ndarray | None = Field(None, exclude=True, repr=False)
-    history_centre: np.ndarray | None = Field(None, exclude=True, repr=False)  # unit mean of history_vectors
 
-    def centre(self) -> np.ndarray | None:
-        """The unit centre of the history's vectors (kept once computed: every bid of a run asks for it)."""
-        if self.history_centre is None and self.history_vectors is not None and len(self.history_vectors):
-            mean = self.history_vectors.mean(axis=0)
-            self.history_centre = mean / (np.linalg.norm(mean) or 1.0)
-        return self.history_centre
+    @cached_property
+    def history_centre(self) -> np.ndarray | None:
+        """The unit centre of the history's vectors, computed once: every bid of a run asks for it."""
+        if self.history_vectors is None or not len(self.history_vectors):
+            return None
+        mean = self.history_vectors.mean(axis=0)
+        return mean / (np.linalg.norm(mean) or 1.0)
 
 
 class ContractorKnowledge(BaseModel):

@@ -3,7 +3,8 @@
 Deterministic and offline. A bid is a logistic model over a contractor's local evidence (how close the
 requirement is to its API's description and to the mashups that used it, how often it was used, whether
 the requirement names it, how its description ranks among the catalogue's) and the products of each pair of
-those. The weights were fitted with `python -m evaluation.tune --write` on mashups outside every reported test sample (see evaluation/tune.py)."""
+those. The weights were fitted with `python -m evaluation.tune --write` on mashups outside every reported test
+sample (see evaluation/tune.py)."""
 
 import math
 from collections.abc import Sequence
@@ -120,7 +121,7 @@ def features(api: ApiKnowledge, requirement_vector: np.ndarray, function_vector:
         h_soft = float(h_max + temperature * math.log(np.exp((sims - h_max) / temperature).sum()))
         # Similarity to the history's centre: what the API is typically used for, where h_max is its one
         # closest use.
-        h_centre = float(api.centre() @ requirement_vector)
+        h_centre = float(api.history_centre @ requirement_vector)
         vote = neighbourhood.vote(sims) if neighbourhood else 0.0
         clause_vote = max((around.vote(api.history_vectors @ v) for v, around in clause_neighbourhoods), default=vote)
     else:
@@ -156,10 +157,6 @@ class EmbeddedReasoner(Reasoner):
         if self._model is None:
             self._model = BidModel.load()
         return self._model
-
-    @model.setter
-    def model(self, model: BidModel) -> None:
-        self._model = model
 
     def run(self, task: Task, context: RunContext):
         context.check()
