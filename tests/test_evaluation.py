@@ -147,6 +147,17 @@ def test_masking_removes_api_names_as_a_user_would_not_know_them():
     assert "reviews on a map" in masked
 
 
+def test_masking_keeps_ordinary_words_that_begin_an_api_name():
+    from agents.text import mask_names
+
+    names = ["Travel Deals", "Internet Archive", "Twitter"]
+    masked = mask_names("Travel Deals and twitter feed your travel plans from the internet. Travel well.", names)
+    assert "Deals" not in masked and "twitter" not in masked
+    assert "travel plans from the internet" in masked
+    # Written as in the name, the first words are the name.
+    assert "Travel well" not in masked
+
+
 def test_the_report_says_how_much_of_each_run_an_llm_answered():
     from evaluation.report import markdown
 
