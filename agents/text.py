@@ -62,16 +62,17 @@ _pattern_cache: dict[str, re.Pattern] = {}
 
 def mentions(name: str, text: str) -> float:
     """1.0 if the API is named in full in the text, 0.5 if only by its first words, else 0.
-    Case-sensitive for short names, which are often common words ('Box', 'Events')."""
+    Case-sensitive for short names, which are often common words ('Box', 'Events'), and for first words,
+    which are often ordinary words in lower case ('internet' does not name 'Internet Archive'; see mask_names)."""
     best = 0.0
     for form, strength in name_forms(name):
         if len(form) < 3 or strength <= best:
             continue
-        key = f"{form}\x00{len(form) <= 5}"
+        exact = len(form) <= 5 or form.islower() or strength < 1.0
+        key = f"{form}\x00{exact}"
         pattern = _pattern_cache.get(key)
         if pattern is None:
-            flags = 0 if len(form) <= 5 or form.islower() else re.I
-            pattern = _pattern_cache[key] = re.compile(rf"(?<![\w-]){re.escape(form)}(?![\w-])", flags)
+            pattern = _pattern_cache[key] = re.compile(rf"(?<![\w-]){re.escape(form)}(?![\w-])", 0 if exact else re.I)
         if form.casefold() in text.casefold() and pattern.search(text):
             best = strength
     return best

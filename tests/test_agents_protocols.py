@@ -268,3 +268,15 @@ def test_a_contractor_votes_with_its_description_share_and_weighs_its_history_ce
     # The same closest use, but a history used mostly for this has the closer centre.
     assert best["history_max"] == pytest.approx(second["history_max"])
     assert second["history_centroid"] == pytest.approx(1.0) and best["history_centroid"] == pytest.approx(2 ** -0.5, rel=1e-4)
+
+
+def test_a_requirement_names_an_api_in_full_in_any_case_and_by_its_first_words_only_as_written():
+    from agents.text import mentions
+
+    assert mentions("Google Maps", "plot them on google maps") == 1.0
+    assert mentions("Internet Archive", "search the Internet Archive") == 1.0
+    assert mentions("Internet Archive", "books from the Internet") == 0.5
+    # In lower case the first word is an ordinary word, as masking treats it.
+    assert mentions("Internet Archive", "books from the internet") == 0.0
+    # Short names are common words: only as written.
+    assert mentions("Box", "a box of photos") == 0.0 and mentions("Box", "files in Box") == 1.0
