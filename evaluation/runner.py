@@ -15,11 +15,12 @@ from agents.request import PROTOCOLS, InvalidRequest, Request
 from agents.service import Tender
 from agents.text import mask_names
 from catalog import Catalog, Mashup, TenderError, read_jsonl
+from catalog.embeddings import tuned_model_path
 
 from .baselines import BASELINES
 from .metrics import mean, ndcg_at, percentile, precision_at, prf, recall_at
+from .split import encoder_ids, sample_ids, validation_pool
 from .split import folds as make_folds
-from .split import sample_ids, validation_pool
 
 METHODS = (*PROTOCOLS, *BASELINES)
 KS = (1, 3, 5, 10)
@@ -111,8 +112,17 @@ def evaluate(config: EvalConfig, open_catalog: Callable[[list[int]], Catalog],
                 bar.update()
     bar.close()
     return {"config": config.public() | {"test_mashups": sum(len(t) for _, t in parts), "model": full.model_name,
-                                         "leave_out_checked": True},
+                                         "leave_out_checked": True,
+                                         "seen_by_encoder": len(seen_by_encoder(full, parts))},
             "results": {m: summarise(m, obs) for m, obs in observations.items()}}
+
+
+def seen_by_encoder(full: Catalog, parts) -> set[int]:
+    """Test mashups the fine-tuned encoder learned from (their scores are optimistic): none for the reported
+    and validation samples, many for --folds or another seed."""
+    if full.model_name != tuned_model_path().name:
+        return set()
+    return {m.id for _, test in parts for m in test} & set(encoder_ids([m.id for m in full.mashups()]))
 
 
 def _observe(method, query, mashup, tender, baseline, config) -> Observation:

@@ -20,6 +20,9 @@ def folds(mashup_ids: list[int], k: int, seed: int) -> list[list[int]]:
 # fitted on the tuning sample, which never includes a reported mashup.
 REPORT_SAMPLE, REPORT_SEED = 100, 0
 TUNING_SAMPLE, TUNING_SEED = 1000, 1
+# The validation samples (`tender eval --validation --sample N --seed S`) that settings are checked on. The
+# encoder is fine-tuned on none of them (encoder_ids).
+VALIDATION_SAMPLES = ((800, 2), (500, 3))
 
 
 def tuning_ids(mashup_ids: list[int], n: int = TUNING_SAMPLE, seed: int = TUNING_SEED,
@@ -34,3 +37,12 @@ def validation_pool(mashup_ids: list[int]) -> list[int]:
     checked on more mashups than the reported 100 without touching them."""
     used = set(sample_ids(mashup_ids, REPORT_SAMPLE, REPORT_SEED)) | set(tuning_ids(mashup_ids))
     return [i for i in mashup_ids if i not in used]
+
+
+def encoder_ids(mashup_ids: list[int]) -> list[int]:
+    """The mashups the sentence encoder is fine-tuned on: the validation pool less the validation samples,
+    so that neither the reported test sample, nor the tuning sample the bid model is fitted on, nor the
+    validation samples were seen by the encoder."""
+    pool = validation_pool(mashup_ids)
+    held = {i for n, seed in VALIDATION_SAMPLES for i in sample_ids(pool, n, seed)}
+    return [i for i in pool if i not in held]

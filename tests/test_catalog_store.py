@@ -129,7 +129,7 @@ def test_queries_under_onnx_runtime_get_the_models_own_vectors(tmp_path, monkeyp
     from catalog.onnx_embedder import OnnxEmbedder
 
     monkeypatch.setenv("TENDER_CACHE_DIR", str(tmp_path))
-    onnx, torch = get_embedder(runtime="onnx"), SentenceTransformerEmbedder()
+    onnx, torch = get_embedder("default", runtime="onnx"), SentenceTransformerEmbedder()
     assert isinstance(onnx, OnnxEmbedder) and onnx.model_name == torch.model_name
     # Texts of different lengths in one batch: padding must not change any text's vector.
     texts = ["maps", "send a text message", "a site that shows nearby restaurants on a map with their reviews " * 3]
@@ -145,6 +145,21 @@ def test_queries_under_onnx_runtime_get_the_models_own_vectors(tmp_path, monkeyp
     stamp = graph.stat().st_mtime_ns
     assert np.allclose(OnnxEmbedder().embed(["maps"]), onnx.embed(["maps"]))
     assert graph.stat().st_mtime_ns == stamp and list(graph.parent.glob("*.partial")) == []
+
+
+def test_the_fine_tuned_encoder_is_the_standard_model_once_built(tmp_path, monkeypatch):
+    from catalog import embeddings, get_embedder
+
+    tuned = tmp_path / "models" / "tender-minilm"
+    monkeypatch.setattr(embeddings, "tuned_model_path", lambda: tuned)
+    assert embeddings.standard_model_path() is None
+    assert get_embedder(runtime="torch").model_name == "all-MiniLM-L6-v2"
+    tuned.mkdir(parents=True)
+    (tuned / "modules.json").write_text("[]")
+    assert embeddings.standard_model_path() == tuned
+    assert get_embedder(runtime="torch").model_name == "tender-minilm"
+    # Named explicitly, the stock model is still there.
+    assert get_embedder("default", runtime="torch").model_name == "all-MiniLM-L6-v2"
 
 
 def test_an_unknown_embedding_runtime_is_a_clear_error():

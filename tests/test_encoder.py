@@ -1,0 +1,80 @@
+"""Fine-tuning the sentence encoder: what it learns from, and that it learns."""
+
+import numpy as np
+import pytest
+
+from catalog import Api, Mashup
+from evaluation.encoder import batches, fine_tune, training_pairs
+from evaluation.split import REPORT_SAMPLE, REPORT_SEED, VALIDATION_SAMPLES, encoder_ids, sample_ids, tuning_ids, validation_pool
+
+
+def test_the_encoder_never_learns_from_a_test_tuning_or_validation_mashup():
+    ids = list(range(4493))
+    learned = set(encoder_ids(ids))
+    pool = validation_pool(ids)
+    assert learned.isdisjoint(sample_ids(ids, REPORT_SAMPLE, REPORT_SEED))
+    assert learned.isdisjoint(tuning_ids(ids))
+    for n, seed in VALIDATION_SAMPLES:
+        assert learned.isdisjoint(sample_ids(pool, n, seed))
+    assert len(learned) > 2000  # what is left is still most of the data
+
+
+def test_pairs_join_a_mashup_to_each_api_it_used_and_cap_the_popular_ones():
+    apis = [Api(id=0, name="Google Maps", description="maps"), Api(id=1, name="Flickr", description="photos")]
+    mashups = [Mashup(id=i, description=f"photos number {i} shown on Google Maps", api_ids=[0, 1] if i % 2 else [0])
+               for i in range(4493)]
+    learned = set(encoder_ids([m.id for m in mashups]))
+    pairs = training_pairs(apis, mashups, per_api=5)
+    assert sum(p[2] == 0 for p in pairs) == 5 and sum(p[2] == 1 for p in pairs) == 5
+    assert all(p[1] == apis[p[2]].text() for p in pairs)
+    # Some requirements are masked, as a user who does not know the names would write them.
+    assert any("Google Maps" not in p[0] for p in pairs) and any("Google Maps" in p[0] for p in pairs)
+    used = {int(p[0].split()[2]) for p in pairs}
+    assert used <= learned
+
+
+def test_no_api_appears_twice_in_a_batch():
+    import random
+
+    pairs = [("q", "d", api) for api in [0, 0, 0, 1, 2, 3, 1]]
+    seen = []
+    for batch in batches(pairs, 3, random.Random(0)):
+        assert len({p[2] for p in batch}) == len(batch)
+        seen += batch
+    assert sorted(seen) == sorted(pairs)
+
+
+@pytest.mark.real_model
+def test_fine_tuning_brings_a_requirement_nearer_to_the_api_it_used(tmp_path):
+    from catalog import SentenceTransformerEmbedder
+
+    pairs = [("share holiday snapshots with friends", "Flickr. Photos. Store and share photographs.", 1),
+             ("text my customers when the order ships", "Twilio. Telephony. Send SMS messages.", 2),
+             ("weather at the campsite this weekend", "OpenWeather. Weather. Forecasts for any place.", 3),
+             ("tweets about the match", "Twitter. Social. Read and post short messages.", 4)]
+    before = SentenceTransformerEmbedder()
+    out = fine_tune(pairs, tmp_path / "encoder", epochs=3, batch_size=4, learning_rate=1e-4, progress=False)
+    after = SentenceTransformerEmbedder(out)
+    assert after.model_name == "encoder" and not (tmp_path / "encoder.partial").exists()
+
+    def matched(embedder):
+        q, d = embedder.embed([p[0] for p in pairs]), embedder.embed([p[1] for p in pairs])
+        return float(np.mean(np.diag(q @ d.T)))
+
+    assert matched(after) > matched(before)
+
+
+def test_an_evaluation_counts_the_test_mashups_the_fine_tuned_encoder_learned_from():
+    from types import SimpleNamespace
+
+    from evaluation.runner import seen_by_encoder
+
+    ids = list(range(4493))
+    mashups = [SimpleNamespace(id=i) for i in ids]
+    tuned = SimpleNamespace(model_name="tender-minilm", mashups=lambda: mashups)
+    reported = [SimpleNamespace(id=i) for i in sample_ids(ids, REPORT_SAMPLE, REPORT_SEED)]
+    assert seen_by_encoder(tuned, [(reported, reported)]) == set()
+    # Folds over every mashup test on the encoder's own training mashups.
+    assert seen_by_encoder(tuned, [([], mashups)]) == set(encoder_ids(ids))
+    stock = SimpleNamespace(model_name="all-MiniLM-L6-v2", mashups=lambda: mashups)
+    assert seen_by_encoder(stock, [([], mashups)]) == set()
