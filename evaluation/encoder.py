@@ -125,12 +125,13 @@ def main(argv=None):
     parser.add_argument("--mashups", type=Path, default=DATA_DIR / "mashups.jsonl")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--per-api", type=int, default=30, help="at most this many training pairs per API")
+    parser.add_argument("--learning-rate", type=float, default=3e-5)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     apis, mashups = read_sources(args.apis, args.mashups)
     pairs = training_pairs(apis, mashups, per_api=args.per_api)
     print(f"{len(pairs)} pairs from {len(encoder_ids([m.id for m in mashups]))} mashups")
-    print(f"wrote {fine_tune(pairs, args.out, epochs=args.epochs, progress=not args.quiet)}")
+    print(f"wrote {fine_tune(pairs, args.out, epochs=args.epochs, learning_rate=args.learning_rate, progress=not args.quiet)}")
 
 
 if __name__ == "__main__":

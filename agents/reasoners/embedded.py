@@ -4,7 +4,8 @@ Deterministic and offline. A bid is a logistic model over a contractor's local e
 requirement is to its API's description and to the mashups that used it, how often it was used, whether
 the requirement names it, how its description ranks among the catalogue's) and the products of each pair of
 those. The weights were fitted with `python -m evaluation.tune --write` on mashups outside every reported test
-sample (see evaluation/tune.py)."""
+sample (see evaluation/tune.py), on the vectors of the fine-tuned encoder (evaluation/encoder.py): refit them
+whenever the encoder changes."""
 
 import math
 from collections.abc import Sequence
