@@ -113,7 +113,8 @@ def evaluate(config: EvalConfig, open_catalog: Callable[[list[int]], Catalog],
     bar.close()
     return {"config": config.public() | {"test_mashups": sum(len(t) for _, t in parts), "model": full.model_name,
                                          "leave_out_checked": True,
-                                         "seen_by_encoder": len(seen_by_encoder(full, parts))},
+                                         # an external file's ids are its own, not the catalogue's
+                                         "seen_by_encoder": 0 if config.mashups_path else len(seen_by_encoder(full, parts))},
             "results": {m: summarise(m, obs) for m, obs in observations.items()}}
 
 
