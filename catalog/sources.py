@@ -12,6 +12,9 @@ from .records import Api, Mashup
 
 R = TypeVar("R", bound=BaseModel)
 
+# The shared data folder beside the checkout: the default source of the catalogue and of the encoder's training.
+DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "programmableweb"
+
 
 def read_jsonl(path: Path, model: type[R]) -> list[R]:
     path = Path(path)

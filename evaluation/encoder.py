@@ -14,6 +14,7 @@ Deterministic for a given machine (fixed seeds); about 12 minutes on 2 CPU cores
 import argparse
 import math
 import random
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -22,10 +23,9 @@ from tqdm import tqdm
 from agents.text import mask_names
 from catalog import Api, Mashup, read_sources
 from catalog.embeddings import default_model_path
+from catalog.sources import DATA_DIR
 
 from .split import encoder_ids
-
-DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "programmableweb"
 
 
 def training_pairs(apis: list[Api], mashups: list[Mashup], per_api: int = 30, seed: int = 0) -> list[tuple[str, str, int]]:
@@ -112,7 +112,6 @@ def fine_tune(pairs: list, out: Path, epochs: int = 2, batch_size: int = 32, lea
     model.save(str(tmp))
     # Replace the old model only when the new one is complete.
     if out.exists():
-        import shutil
         shutil.rmtree(out)
     tmp.rename(out)
     return out

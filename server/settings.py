@@ -4,8 +4,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from catalog.sources import DATA_DIR
+
 ROOT = Path(__file__).resolve().parent.parent
-DATA_DIR = ROOT.parent / "shared" / "data" / "programmableweb"
 
 
 @dataclass(frozen=True)
