@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup encoder catalog demo test eval bench clean
+.PHONY: setup encoder catalog demo test eval bench clean lint
 
 $(BIN)/tender: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -16,38 +16,33 @@ $(BIN)/tender: pyproject.toml
 
 setup: $(BIN)/tender
 
-# all-MiniLM-L6-v2 fine-tuned on past mashups (never the test, tuning or validation ones): about 12 minutes
-# on 2 cores, once. The catalogue is embedded with it, and the bid model was fitted on its vectors.
-ENCODER := models/tender-minilm
-$(ENCODER)/modules.json: $(BIN)/tender
-	$(BIN)/python -m evaluation.encoder --out $(ENCODER)
+# Optional: all-MiniLM-L6-v2 fine-tuned on past mashups (about 12 minutes on 2 cores). Use it by setting
+# TENDER_EMBEDDING_MODEL to the folder it prints, then rebuild the catalogue.
+encoder: $(BIN)/tender
+	$(BIN)/tender train encoder
 
-encoder: $(ENCODER)/modules.json
-
-catalog.db: $(ENCODER)/modules.json
+catalog: $(BIN)/tender
 	$(BIN)/tender catalog build
 
-catalog: catalog.db
-
-demo: catalog.db
+demo: catalog
 	$(BIN)/tender catalog info
 	$(BIN)/tender recommend "A site that shows nearby restaurants on a map with their reviews"
 
 test: $(BIN)/tender
 	$(BIN)/pytest -q
 
-eval: catalog.db
+eval: catalog
 	$(BIN)/tender eval --protocol all --sample 100 --seed 0 --json docs/eval.json --plot docs/eval.png
 	$(BIN)/tender eval --protocol all --sample 100 --seed 0 --mask-api-names --json docs/eval-masked.json --plot docs/eval-masked.png
 	$(BIN)/tender eval --validation --protocol all --sample 800 --seed 2 --json docs/eval-validation.json
 	$(BIN)/tender eval --validation --protocol all --sample 800 --seed 2 --mask-api-names --json docs/eval-validation-masked.json
 
-bench: catalog.db
-	$(BIN)/python -m evaluation.bench --db catalog.db
-	$(BIN)/python benchmarks/bench_http.py
+bench: catalog
+	$(BIN)/python -m tender.evaluation.bench
+	$(BIN)/python -m tender.evaluation.bench_http
 
 clean:
-	rm -rf $(VENV) catalog.db models *.egg-info
+	rm -rf $(VENV) *.egg-info
 
 # A local OpenAI-compatible server (llama.cpp + SmolLM2-135M-Instruct) for the LLM reasoner's
 # integration test, `pytest -m llm_server`. llama.cpp's native build crashed at the first token on a

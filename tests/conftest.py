@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog import Catalog, HashingEmbedder, build_catalog
+from tender.catalog import Catalog, HashingEmbedder, build_catalog
 from tests.fixture_data import api_rows, mashup_rows
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -22,8 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from pydantic import BaseModel
 
-from agents.reasoners.base import Reasoner
-from agents.tasks import (BidDecision, BidTask, CategoryMapping, DecomposeTask, Decomposition, FunctionSpec,
+from tender.agents.reasoners.base import Reasoner
+from tender.agents.tasks import (BidDecision, BidTask, CategoryMapping, DecomposeTask, Decomposition, FunctionSpec,
                           MapCategoriesTask, Selection, SelectTask)
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from server.settings import Settings
+from tender.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 TENDER = str(Path(sys.executable).with_name("tender"))

@@ -2,11 +2,11 @@
 
 import pytest
 
-from agents.plan import StepStatus
-from agents.request import PROTOCOLS, Constraints, InvalidRequest, Request
-from agents.reasoners.embedded import EmbeddedReasoner, Policy
-from agents.service import Tender
-from catalog import Catalog
+from tender.agents.plan import StepStatus
+from tender.agents.request import PROTOCOLS, Constraints, InvalidRequest, Request
+from tender.agents.reasoners.embedded import EmbeddedReasoner, Policy
+from tender.agents.service import Tender
+from tender.catalog import Catalog
 
 MAP_AND_REVIEWS = "Show nearby restaurants on a map with their reviews and photos."
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from agents.request import InvalidRequest, Request
-from agents.service import Tender
-from catalog import Catalog
+from tender.agents.request import InvalidRequest, Request
+from tender.agents.service import Tender
+from tender.catalog import Catalog
 
 
 @pytest.fixture

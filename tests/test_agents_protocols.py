@@ -2,11 +2,11 @@
 
 import pytest
 
-from agents.context import Cancelled, RunContext
-from agents.messages import transcript_adapter
-from agents.request import PROTOCOLS, Request
-from agents.service import Tender
-from catalog import Catalog
+from tender.agents.context import Cancelled, RunContext
+from tender.agents.messages import transcript_adapter
+from tender.agents.request import PROTOCOLS, Request
+from tender.agents.service import Tender
+from tender.catalog import Catalog
 
 REQUIREMENT = "Show nearby restaurants on a map with their reviews, and send an SMS text message reminder."
 
@@ -128,7 +128,7 @@ def test_the_same_input_gives_the_same_output_in_another_process(catalog_path):
     for hash_seed in ("1", "2", "3"):
         env = {**os.environ, "TENDER_CATALOG": str(catalog_path), "TENDER_EMBEDDING_MODEL": "hashing",
                "PYTHONHASHSEED": hash_seed}
-        result = subprocess.run([sys.executable, "-m", "server", "recommend", REQUIREMENT, "--json"],
+        result = subprocess.run([sys.executable, "-m", "tender", "recommend", REQUIREMENT, "--json"],
                                 capture_output=True, text=True, env=env, timeout=120)
         assert result.returncode == 0, result.stderr
         outputs.append(volatile(json.loads(result.stdout)))
@@ -143,10 +143,10 @@ def test_category_candidates_come_in_the_same_order_in_every_process(catalog_pat
 
     script = (
         "import sys\n"
-        "from agents.manager import Manager\n"
-        "from agents.service import Tender\n"
-        "from agents.tasks import FunctionSpec\n"
-        "from catalog import Catalog, HashingEmbedder\n"
+        "from tender.agents.manager import Manager\n"
+        "from tender.agents.service import Tender\n"
+        "from tender.agents.tasks import FunctionSpec\n"
+        "from tender.catalog import Catalog, HashingEmbedder\n"
         "tender = Tender(Catalog(sys.argv[1], embedder=HashingEmbedder(256)))\n"
         "pool, router = tender._directory('api')\n"
         "manager = Manager(tender.catalog, tender.encoder, tender.manager_reasoner, router, pool, tender.contractor_reasoner)\n"
@@ -180,7 +180,7 @@ def test_progress_is_reported_step_by_step(tender):
 
 
 def test_the_manager_keeps_the_prefix_of_bids_with_the_highest_expected_f1():
-    from agents.reasoners.embedded import expected_f1_size
+    from tender.agents.reasoners.embedded import expected_f1_size
 
     # One sure bid and two long shots: keeping only the sure one is best.
     assert expected_f1_size([0.95, 0.1, 0.05], missing=0.0)[0] == 1
@@ -192,7 +192,7 @@ def test_the_manager_keeps_the_prefix_of_bids_with_the_highest_expected_f1():
 
 
 def test_each_clause_of_a_requirement_is_announced_with_the_past_mashups_nearest_to_it(tender):
-    from agents.text import clauses
+    from tender.agents.text import clauses
 
     transcript = run(tender).transcript
     cfps = [m for m in transcript.messages if m.kind == "cfp"]
@@ -212,9 +212,9 @@ def test_a_requirement_of_one_clause_announces_only_its_own_neighbourhood(tender
 def test_a_contractor_votes_with_its_best_share_among_the_clauses_neighbourhoods():
     import numpy as np
 
-    from agents.messages import Neighbourhood
-    from agents.reasoners.embedded import FEATURES, features
-    from agents.tasks import ApiKnowledge
+    from tender.agents.messages import Neighbourhood
+    from tender.agents.reasoners.embedded import FEATURES, features
+    from tender.agents.tasks import ApiKnowledge
 
     def unit(*v):
         v = np.array(v, dtype=np.float32)
@@ -242,9 +242,9 @@ def test_every_call_for_proposals_announces_the_api_descriptions_nearest_to_the_
 def test_a_contractor_votes_with_its_description_share_and_weighs_its_history_centre():
     import numpy as np
 
-    from agents.messages import Neighbourhood
-    from agents.reasoners.embedded import FEATURES, features
-    from agents.tasks import ApiKnowledge
+    from tender.agents.messages import Neighbourhood
+    from tender.agents.reasoners.embedded import FEATURES, features
+    from tender.agents.tasks import ApiKnowledge
 
     def unit(*v):
         v = np.array(v, dtype=np.float32)
@@ -271,7 +271,7 @@ def test_a_contractor_votes_with_its_description_share_and_weighs_its_history_ce
 
 
 def test_a_requirement_names_an_api_in_full_in_any_case_and_by_its_first_words_only_as_written():
-    from agents.text import mentions
+    from tender.agents.text import mentions
 
     assert mentions("Google Maps", "plot them on google maps") == 1.0
     assert mentions("Internet Archive", "search the Internet Archive") == 1.0

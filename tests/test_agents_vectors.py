@@ -2,10 +2,10 @@
 
 import numpy as np
 
-from agents.request import Request
-from agents.service import Tender
-from agents.vectors import QueryEncoder
-from catalog import Catalog, HashingEmbedder
+from tender.agents.request import Request
+from tender.agents.service import Tender
+from tender.agents.vectors import QueryEncoder
+from tender.catalog import Catalog, HashingEmbedder
 
 
 class ReadsInContext(HashingEmbedder):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from agents.reasoners.embedded import FEATURES, TERMS, BidModel, probability, terms
+from tender.agents.reasoners.embedded import FEATURES, TERMS, BidModel, probability, terms
 
 
 def test_terms_are_the_features_then_every_product_of_two():
@@ -34,7 +34,7 @@ def test_a_model_file_missing_a_term_is_refused_with_the_way_to_refit(tmp_path):
     del data["weights"]["named"]
     path = tmp_path / "model.json"
     path.write_text(json.dumps(data))
-    with pytest.raises(ValidationError, match="evaluation.tune --write"):
+    with pytest.raises(ValidationError, match="tender.training.tune --write"):
         BidModel.load(path)
 
 

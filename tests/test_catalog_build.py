@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from catalog import Api, Catalog, HashingEmbedder, MalformedInput, build_catalog
+from tender.catalog import Api, Catalog, HashingEmbedder, MalformedInput, build_catalog
 from tests.conftest import write_jsonl
 from tests.fixture_data import APIS, MASHUPS, api_rows, mashup_rows
 
@@ -126,7 +126,7 @@ def test_unknown_api_in_a_mashup_is_malformed(sources, tmp_path):
 def test_cli_malformed_input_exits_2_with_the_line(sources, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(sources[0].read_text() + "{oops\n")
-    result = subprocess.run([sys.executable, "-m", "server", "catalog", "build", "--apis", str(bad),
+    result = subprocess.run([sys.executable, "-m", "tender", "catalog", "build", "--apis", str(bad),
                              "--mashups", str(sources[1]), "--db", str(tmp_path / "c.db"), "--quiet"],
                             capture_output=True, text=True, env={**os.environ, "TENDER_EMBEDDING_MODEL": "hashing"})
     assert result.returncode == 2
@@ -146,7 +146,7 @@ def test_interrupted_build_leaves_the_previous_catalogue_intact(sources, tmp_pat
     before = path.read_bytes()
     script = (
         "import sys; sys.path.insert(0, sys.argv[1]);"
-        "from tests.test_catalog_build import SlowEmbedder; from catalog import build_catalog;"
+        "from tests.test_catalog_build import SlowEmbedder; from tender.catalog import build_catalog;"
         "build_catalog(sys.argv[2], sys.argv[3], sys.argv[4], SlowEmbedder())"
     )
     from tests.conftest import ROOT

@@ -5,7 +5,7 @@ import os
 import numpy as np
 import pytest
 
-from catalog import ApiNotFound, Catalog, CatalogMissing, CategoryNotFound, SentenceTransformerEmbedder, build_catalog
+from tender.catalog import ApiNotFound, Catalog, CatalogMissing, CategoryNotFound, SentenceTransformerEmbedder, build_catalog
 from tests.conftest import SHARED_DATA
 from tests.fixture_data import MASHUPS
 
@@ -96,7 +96,7 @@ def test_the_bundled_minilm_model_embeds_offline(sources, tmp_path):
 
 @pytest.mark.real_data
 def test_the_real_programmableweb_catalogue_has_the_documented_counts(tmp_path):
-    from catalog import HashingEmbedder
+    from tender.catalog import HashingEmbedder
 
     if not (SHARED_DATA / "apis.jsonl").is_file() and not os.environ.get("CI"):
         pytest.skip(f"the ProgrammableWeb data is not at {SHARED_DATA} (CI always has it)")
@@ -125,8 +125,8 @@ def test_one_model_pass_gives_a_text_and_its_parts_read_in_context():
 
 @pytest.mark.real_model
 def test_queries_under_onnx_runtime_get_the_models_own_vectors(tmp_path, monkeypatch):
-    from catalog import get_embedder
-    from catalog.onnx_embedder import OnnxEmbedder
+    from tender.catalog import get_embedder
+    from tender.catalog.onnx_embedder import OnnxEmbedder
 
     monkeypatch.setenv("TENDER_CACHE_DIR", str(tmp_path))
     onnx, torch = get_embedder("default", runtime="onnx"), SentenceTransformerEmbedder()
@@ -147,23 +147,17 @@ def test_queries_under_onnx_runtime_get_the_models_own_vectors(tmp_path, monkeyp
     assert graph.stat().st_mtime_ns == stamp and list(graph.parent.glob("*.partial")) == []
 
 
-def test_the_fine_tuned_encoder_is_the_standard_model_once_built(tmp_path, monkeypatch):
-    from catalog import embeddings, get_embedder
+def test_the_stock_encoder_is_the_default_and_a_fine_tuned_one_is_used_only_when_named(tmp_path):
+    from tender.catalog import get_embedder
 
-    tuned = tmp_path / "models" / "tender-minilm"
-    monkeypatch.setattr(embeddings, "tuned_model_path", lambda: tuned)
-    assert embeddings.standard_model_path() is None
     assert get_embedder(runtime="torch").model_name == "all-MiniLM-L6-v2"
-    tuned.mkdir(parents=True)
-    (tuned / "modules.json").write_text("[]")
-    assert embeddings.standard_model_path() == tuned
-    assert get_embedder(runtime="torch").model_name == "tender-minilm"
-    # Named explicitly, the stock model is still there.
     assert get_embedder("default", runtime="torch").model_name == "all-MiniLM-L6-v2"
+    with pytest.raises(Exception, match="not a sentence-transformers model folder"):
+        get_embedder(str(tmp_path / "tender-minilm"), runtime="torch")
 
 
 def test_an_unknown_embedding_runtime_is_a_clear_error():
-    from catalog import TenderError, get_embedder
+    from tender.catalog import TenderError, get_embedder
 
     with pytest.raises(TenderError, match="auto, onnx or torch"):
         get_embedder(runtime="tensorflow")
@@ -171,7 +165,7 @@ def test_an_unknown_embedding_runtime_is_a_clear_error():
 
 @pytest.mark.real_model
 def test_an_unwritable_cache_folder_does_not_stop_queries(tmp_path, monkeypatch):
-    from catalog.onnx_embedder import OnnxEmbedder
+    from tender.catalog.onnx_embedder import OnnxEmbedder
 
     blocked = tmp_path / "file"
     blocked.write_text("a file where the cache folder should be")

@@ -5,7 +5,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from server.cli import main
+from tender.cli import main
 
 
 @pytest.fixture

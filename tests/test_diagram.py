@@ -2,8 +2,8 @@
 
 import re
 
-from agents.diagram import sequence_diagram
-from agents.messages import (AcceptProposal, Backtrack, CallForProposals, Failure, Inform, Propose, RejectProposal,
+from tender.agents.diagram import sequence_diagram
+from tender.agents.messages import (AcceptProposal, Backtrack, CallForProposals, Failure, Inform, Propose, RejectProposal,
                              Refuse, RoutedContractor, Routing, Transcript)
 
 

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from catalog import Api, Mashup
-from evaluation.encoder import batches, fine_tune, training_pairs
-from evaluation.split import REPORT_SAMPLE, REPORT_SEED, VALIDATION_SAMPLES, encoder_ids, sample_ids, tuning_ids, validation_pool
+from tender.catalog import Api, Mashup
+from tender.training.encoder import batches, fine_tune, training_pairs
+from tender.evaluation.split import REPORT_SAMPLE, REPORT_SEED, VALIDATION_SAMPLES, encoder_ids, sample_ids, tuning_ids, validation_pool
 
 
 def test_the_encoder_never_learns_from_a_test_tuning_or_validation_mashup():
@@ -46,7 +46,7 @@ def test_no_api_appears_twice_in_a_batch():
 
 @pytest.mark.real_model
 def test_fine_tuning_brings_a_requirement_nearer_to_the_api_it_used(tmp_path):
-    from catalog import SentenceTransformerEmbedder
+    from tender.catalog import SentenceTransformerEmbedder
 
     pairs = [("share holiday snapshots with friends", "Flickr. Photos. Store and share photographs.", 1),
              ("text my customers when the order ships", "Twilio. Telephony. Send SMS messages.", 2),
@@ -67,7 +67,7 @@ def test_fine_tuning_brings_a_requirement_nearer_to_the_api_it_used(tmp_path):
 def test_an_evaluation_counts_the_test_mashups_the_fine_tuned_encoder_learned_from():
     from types import SimpleNamespace
 
-    from evaluation.runner import seen_by_encoder
+    from tender.evaluation.runner import seen_by_encoder
 
     ids = list(range(4493))
     mashups = [SimpleNamespace(id=i) for i in ids]

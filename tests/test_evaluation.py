@@ -8,11 +8,11 @@ import sys
 
 import pytest
 
-from agents.service import Tender
-from catalog import Catalog
-from evaluation.metrics import ndcg_at, percentile, precision_at, prf, recall_at
-from evaluation.runner import METHODS, EvalConfig, LeakError, NothingToValidate, evaluate
-from evaluation.split import folds, sample_ids, tuning_ids, validation_pool
+from tender.agents.service import Tender
+from tender.catalog import Catalog
+from tender.evaluation.metrics import ndcg_at, percentile, precision_at, prf, recall_at
+from tender.evaluation.runner import METHODS, EvalConfig, LeakError, NothingToValidate, evaluate
+from tender.evaluation.split import folds, sample_ids, tuning_ids, validation_pool
 
 
 def test_a_perfect_answer_scores_one():
@@ -73,7 +73,7 @@ def test_a_catalogue_too_small_to_validate_on_says_so(catalog_path, embedder):
 
 def test_validation_does_not_go_with_folds(catalog_path):
     env = {**os.environ, "TENDER_CATALOG": str(catalog_path), "TENDER_EMBEDDING_MODEL": "hashing"}
-    result = subprocess.run([sys.executable, "-m", "server", "eval", "--validation", "--folds", "3", "--quiet"],
+    result = subprocess.run([sys.executable, "-m", "tender", "eval", "--validation", "--folds", "3", "--quiet"],
                             capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 2 and "--validation" in result.stderr
 
@@ -115,7 +115,7 @@ def test_a_catalogue_that_still_holds_the_test_mashups_stops_the_run(catalog_pat
 def test_tender_eval_writes_the_documented_json_and_a_figure(catalog_path, tmp_path):
     env = {**os.environ, "TENDER_CATALOG": str(catalog_path), "TENDER_EMBEDDING_MODEL": "hashing"}
     out, png = tmp_path / "out.json", tmp_path / "out.png"
-    result = subprocess.run([sys.executable, "-m", "server", "eval", "--protocol", "all", "--sample", "6",
+    result = subprocess.run([sys.executable, "-m", "tender", "eval", "--protocol", "all", "--sample", "6",
                              "--json", str(out), "--plot", str(png), "--quiet", "--mask-api-names"],
                             capture_output=True, text=True, env=env, timeout=300)
     assert result.returncode == 0, result.stderr
@@ -139,7 +139,7 @@ def test_tender_eval_writes_the_documented_json_and_a_figure(catalog_path, tmp_p
 
 
 def test_masking_removes_api_names_as_a_user_would_not_know_them():
-    from agents.text import mask_names
+    from tender.agents.text import mask_names
 
     text = "This app uses the Yelp Fusion API and Google Maps to show Yelp reviews on a map."
     masked = mask_names(text, ["Yelp Fusion", "Google Maps", "Twitter"])
@@ -148,7 +148,7 @@ def test_masking_removes_api_names_as_a_user_would_not_know_them():
 
 
 def test_masking_keeps_ordinary_words_that_begin_an_api_name():
-    from agents.text import mask_names
+    from tender.agents.text import mask_names
 
     names = ["Travel Deals", "Internet Archive", "Twitter"]
     masked = mask_names("Travel Deals and twitter feed your travel plans from the internet. Travel well.", names)
@@ -159,7 +159,7 @@ def test_masking_keeps_ordinary_words_that_begin_an_api_name():
 
 
 def test_the_report_says_how_much_of_each_run_an_llm_answered():
-    from evaluation.report import markdown
+    from tender.evaluation.report import markdown
 
     run = {"stages": {"final": {"precision": 1, "recall": 1, "f1": 1}}, "avg_apis": 1.0,
            "ranking": {"p@1": 1, "r@5": 1, "ndcg@5": 1, "ndcg@10": 1}, "tokens": {"input": 900, "output": 40},

@@ -2,11 +2,11 @@
 
 import pytest
 
-from agents.context import RunContext
-from agents.reasoners.cache import Completion, ResponseCache
-from agents.reasoners.factory import LLMSettings, build_llm_reasoner
-from agents.reasoners.llm import LLMReasoner
-from agents.tasks import DecomposeTask, Decomposition
+from tender.agents.context import RunContext
+from tender.agents.reasoners.cache import Completion, ResponseCache
+from tender.agents.reasoners.factory import LLMSettings, build_llm_reasoner
+from tender.agents.reasoners.llm import LLMReasoner
+from tender.agents.tasks import DecomposeTask, Decomposition
 from tests.llm_fake_server import Answer, FakeLLMServer, ScriptedFallback
 
 DECOMPOSITION = {"functions": [{"id": "f1", "name": "map", "description": "show restaurants on a map"}]}

@@ -2,12 +2,12 @@
 
 import pytest
 
-from agents.context import RunContext
-from agents.reasoners.embedded import EmbeddedReasoner
-from agents.reasoners.factory import LLMNotConfigured, LLMSettings, build_reasoners
-from agents.reasoners.llm import LLMReasoner
-from agents.tasks import DecomposeTask
-from catalog import TenderError
+from tender.agents.context import RunContext
+from tender.agents.reasoners.embedded import EmbeddedReasoner
+from tender.agents.reasoners.factory import LLMNotConfigured, LLMSettings, build_reasoners
+from tender.agents.reasoners.llm import LLMReasoner
+from tender.agents.tasks import DecomposeTask
+from tender.catalog import TenderError
 from tests.llm_fake_server import Answer, FakeLLMServer
 
 ENDPOINT = LLMSettings(base_url="http://127.0.0.1:8080/v1", model="smollm2", max_in_flight=6)
@@ -79,8 +79,8 @@ def test_the_token_budget_setting_applies_where_the_run_sets_none(embedder):
 
 
 def test_the_cli_passes_the_timeout_and_the_calls_in_flight_to_the_llm_reasoner(catalog, tmp_path):
-    from server.cli import make_tender
-    from server.settings import Settings
+    from tender.cli import make_tender
+    from tender.settings import Settings
 
     settings = Settings(catalog_path=tmp_path / "catalog.db", llm_base_url="http://h/v1", llm_model="m")
     tender = make_tender(settings, catalog, {"manager_backend": "llm", "contractor_backend": "llm",

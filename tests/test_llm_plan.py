@@ -7,11 +7,11 @@ import time
 
 import pytest
 
-from agents.context import RunContext
-from agents.reasoners.embedded import EmbeddedReasoner
-from agents.reasoners.llm import LLMReasoner
-from agents.request import Request
-from agents.service import Tender
+from tender.agents.context import RunContext
+from tender.agents.reasoners.embedded import EmbeddedReasoner
+from tender.agents.reasoners.llm import LLMReasoner
+from tender.agents.request import Request
+from tender.agents.service import Tender
 from tests.llm_fake_server import Answer, FakeLLMServer, Hang
 
 REQUIREMENT = "A site that shows nearby restaurants on a map with their reviews"

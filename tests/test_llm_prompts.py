@@ -5,12 +5,12 @@ import re
 
 import pytest
 
-from agents.context import RunContext
-from agents.contractor import ContractorPool
-from agents.messages import CallForProposals, Propose
-from agents.reasoners.llm import LLMReasoner
-from agents.reasoners.prompts import PROMPTS_DIR, render_messages
-from agents.tasks import (BidTask, CategoryCandidate, ContractorKnowledge, DecomposeTask, FunctionSpec,
+from tender.agents.context import RunContext
+from tender.agents.contractor import ContractorPool
+from tender.agents.messages import CallForProposals, Propose
+from tender.agents.reasoners.llm import LLMReasoner
+from tender.agents.reasoners.prompts import PROMPTS, render_messages
+from tender.agents.tasks import (BidTask, CategoryCandidate, ContractorKnowledge, DecomposeTask, FunctionSpec,
                           MapCategoriesTask, SelectTask)
 from tests.fixture_data import APIS
 from tests.llm_fake_server import Answer, FakeLLMServer, ScriptedFallback
@@ -40,7 +40,7 @@ def one_of_each(requirement: str) -> list:
 
 @pytest.mark.parametrize("name", ["manager_decompose", "manager_map", "contractor_bid", "manager_select"])
 def test_each_prompt_file_has_the_four_parts_in_the_papers_order(name):
-    text = (PROMPTS_DIR / f"{name}.txt").read_text()
+    text = (PROMPTS / f"{name}.txt").read_text()
     positions = [text.find(part) for part in PARTS]
     assert -1 not in positions and positions == sorted(positions)
     assert "$schema" in text and text.rstrip().endswith("$information")

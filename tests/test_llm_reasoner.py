@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from agents.context import Cancelled, RunContext
-from agents.messages import CallForProposals, Propose
-from agents.reasoners.llm import LLMReasoner
-from agents.tasks import (ApiKnowledge, BidDecision, BidTask, CategoryCandidate, CategoryMapping, ContractorKnowledge,
+from tender.agents.context import Cancelled, RunContext
+from tender.agents.messages import CallForProposals, Propose
+from tender.agents.reasoners.llm import LLMReasoner
+from tender.agents.tasks import (ApiKnowledge, BidDecision, BidTask, CategoryCandidate, CategoryMapping, ContractorKnowledge,
                           DecomposeTask, Decomposition, FunctionSpec, MapCategoriesTask, Selection, SelectTask)
 from tests.llm_fake_server import Answer, FakeLLMServer, Hang, ScriptedFallback, Status
 

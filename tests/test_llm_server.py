@@ -16,15 +16,15 @@ from pathlib import Path
 import openai
 import pytest
 
-from agents.context import RunContext
-from agents.reasoners.cache import ResponseCache
-from agents.reasoners.embedded import EmbeddedReasoner
-from agents.reasoners.llm import LLMReasoner
-from agents.request import Request
-from agents.service import Tender
-from agents.contractor import ContractorPool
-from agents.messages import CallForProposals
-from agents.tasks import BidDecision, BidTask, DecomposeTask, Decomposition
+from tender.agents.context import RunContext
+from tender.agents.reasoners.cache import ResponseCache
+from tender.agents.reasoners.embedded import EmbeddedReasoner
+from tender.agents.reasoners.llm import LLMReasoner
+from tender.agents.request import Request
+from tender.agents.service import Tender
+from tender.agents.contractor import ContractorPool
+from tender.agents.messages import CallForProposals
+from tender.agents.tasks import BidDecision, BidTask, DecomposeTask, Decomposition
 
 pytestmark = pytest.mark.llm_server
 

@@ -1,10 +1,10 @@
 """The readable plan names the awarded APIs and, below them, the best bids that were not selected."""
 
-from agents.reasoners.embedded import EmbeddedReasoner, Policy
-from agents.request import Constraints, Request
-from agents.service import Tender
-from catalog import Catalog
-from server.render import plan_text
+from tender.agents.reasoners.embedded import EmbeddedReasoner, Policy
+from tender.agents.request import Constraints, Request
+from tender.agents.service import Tender
+from tender.catalog import Catalog
+from tender.answers.render import plan_text
 
 
 def test_the_readable_plan_lists_runners_up_best_first_without_the_selected(catalog_path, embedder):

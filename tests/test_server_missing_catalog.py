@@ -4,8 +4,8 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from server.app import build_server
-from server.settings import Settings
+from tender.server.app import build_server
+from tender.settings import Settings
 from tests.server_support import REQUIREMENT, error_text
 
 CALLS = [

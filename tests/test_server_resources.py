@@ -6,7 +6,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from server.app import build_server
+from tender.server.app import build_server
 from tests.server_support import REQUIREMENT, ok, settings  # noqa: F401 (fixture)
 
 

@@ -7,10 +7,10 @@ import threading
 import pytest
 import sqlite_utils
 
-from agents.messages import CallForProposals, Propose, Transcript
-from agents.plan import Cost, Plan, Run, Stages
-from agents.request import Constraints
-from server.runs import RunStore, UnknownRun, migrate, migrations
+from tender.agents.messages import CallForProposals, Propose, Transcript
+from tender.agents.plan import Cost, Plan, Run, Stages
+from tender.agents.request import Constraints
+from tender.answers.runs import RunStore, UnknownRun, migrate, migrations
 
 
 def make_run(run_id: str, requirement: str = "restaurants on a map") -> Run:

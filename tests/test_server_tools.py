@@ -6,11 +6,11 @@ import anyio
 import pytest
 from mcp import Client
 
-from agents.context import Cancelled
-from agents.request import MAX_REQUIREMENT_CHARS
-from agents.service import Tender
-from server.app import AppContext, build_server
-from server.runs import RunStore
+from tender.agents.context import Cancelled
+from tender.agents.request import MAX_REQUIREMENT_CHARS
+from tender.agents.service import Tender
+from tender.server.app import AppContext, build_server
+from tender.answers.runs import RunStore
 from tests.server_support import REQUIREMENT, error_text, ok, server_env, settings  # noqa: F401 (fixtures)
 
 TOOLS = {"recommend_apis", "explain_bids", "compare_protocols", "search_apis", "get_api", "list_categories"}

@@ -1,0 +1,3 @@
+from tender.cli import main
+
+main()

@@ -1,0 +1,96 @@
+"""Contractors: each knows one API (or one category of APIs) and bids from that local knowledge alone."""
+
+import threading
+
+from tender.catalog import Catalog
+
+from .context import RunContext
+from .messages import MANAGER, CallForProposals, Propose, Refuse
+from .reasoners.base import Reasoner
+from .tasks import ApiKnowledge, BidTask, ContractorKnowledge, PastUse
+
+
+class Contractor:
+    def __init__(self, knowledge: ContractorKnowledge, reasoner: Reasoner):
+        self.knowledge = knowledge
+        self.reasoner = reasoner
+        self.id = knowledge.contractor
+
+    def handle(self, cfp: CallForProposals, context: RunContext) -> list[Propose | Refuse]:
+        """Answer a call for proposals with proposals, or one refusal."""
+        decision = self.reasoner.run(BidTask(cfp=cfp, knowledge=self.knowledge), context)
+        own = {api.api_id: api for api in self.knowledge.apis}
+        at = context.elapsed_ms()
+        replies: list[Propose | Refuse] = [
+            Propose(sender=self.id, receiver=MANAGER, task_id=cfp.task_id, at_ms=at, api_id=d.api_id,
+                    api_name=own[d.api_id].name, score=d.score, rationale=d.rationale, evidence=d.evidence,
+                    function_id=cfp.function_id, category=d.category or (own[d.api_id].categories or [None])[0])
+            for d in decision.proposals
+            if d.api_id in own  # a contractor can only offer what it holds
+        ]
+        if replies:
+            # The function a contractor chose for itself (contractor-led) travels in the evidence.
+            for reply, draft in zip(replies, [d for d in decision.proposals if d.api_id in own]):
+                if draft.function:
+                    reply.evidence["function"] = draft.function
+            return replies
+        reason = decision.refusal or "proposed only APIs outside its own knowledge"
+        return [Refuse(sender=self.id, receiver=MANAGER, task_id=cfp.task_id, at_ms=at, reason=reason)]
+
+
+def api_contractor_id(api_id: int) -> str:
+    return f"api:{api_id}"
+
+
+def category_contractor_id(name: str) -> str:
+    return f"category:{name}"
+
+
+class ContractorPool:
+    """Builds each contractor's knowledge from the catalogue once, on first use."""
+
+    def __init__(self, catalog: Catalog, organisation: str, history_limit: int | None = None):
+        self.catalog = catalog
+        self.organisation = organisation
+        self.history_limit = history_limit
+        self._api_knowledge: dict[int, ApiKnowledge] = {}
+        self._knowledge: dict[str, ContractorKnowledge] = {}
+        self._lock = threading.Lock()
+
+    def api_knowledge(self, api_id: int) -> ApiKnowledge:
+        known = self._api_knowledge.get(api_id)
+        if known is not None:
+            return known
+        cat = self.catalog
+        api = cat.get_api(api_id)
+        history = cat.usage_history(api_id)
+        mashup_vectors = cat.vectors("mashup")
+        rows = [mashup_vectors.row[m.id] for m in history if m.id in mashup_vectors.row]
+        known = ApiKnowledge(
+            api_id=api.id, name=api.name, categories=api.categories, description=api.description,
+            usage_count=len(history),
+            history=[PastUse(mashup_id=m.id, name=m.name, description=m.description,
+                             other_apis=[n for n in m.api_names if n != api.name]) for m in history],
+            vector=cat.vectors("api").vector(api.id) if api.id in cat.vectors("api").row else None,
+            history_vectors=mashup_vectors.matrix[rows] if rows else None,
+        )
+        with self._lock:
+            self._api_knowledge[api_id] = known
+        return known
+
+    def knowledge(self, contractor: str) -> ContractorKnowledge:
+        known = self._knowledge.get(contractor)
+        if known is not None:
+            return known
+        kind, _, key = contractor.partition(":")
+        if kind == "api":
+            known = ContractorKnowledge(contractor=contractor, apis=[self.api_knowledge(int(key))])
+        else:
+            ids = self.catalog.apis_in_categories([key])
+            known = ContractorKnowledge(contractor=contractor, category=key, apis=[self.api_knowledge(i) for i in ids])
+        with self._lock:
+            self._knowledge[contractor] = known
+        return known
+
+    def contractor(self, contractor: str, reasoner: Reasoner) -> Contractor:
+        return Contractor(self.knowledge(contractor), reasoner)

@@ -1,0 +1,70 @@
+"""Builds the manager's and the contractors' reasoners from the backends asked for.
+
+"offline" is the embedded reasoner (the default). "llm" is a chat model behind any OpenAI-compatible
+endpoint, with the embedded reasoner as its fallback for each step it cannot answer. The CLI reads the
+environment and passes LLMSettings in; nothing here reads os.environ."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tender.catalog import TenderError
+
+from .base import Reasoner
+
+BACKENDS = ("offline", "llm")
+
+
+class LLMNotConfigured(TenderError):
+    pass
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    base_url: str | None = None  # TENDER_LLM_BASE_URL / --llm-base-url, e.g. http://localhost:8000/v1
+    model: str | None = None  # TENDER_LLM_MODEL / --llm-model
+    api_key: str | None = None  # TENDER_LLM_API_KEY (else OPENAI_API_KEY) / --llm-api-key
+    timeout_s: float = 60
+    max_retries: int = 3
+    max_in_flight: int = 4
+    cache_path: Path | None = None  # where replies are kept; None: nowhere
+    use_cache: bool = True  # --no-cache: False
+    max_tokens_per_request: int | None = None  # --max-tokens-per-request; a RunContext's max_tokens wins
+    temperature: float | None = 0.0  # None: the server's default (some reasoning models accept no other)
+    max_output_tokens: int | None = 2048  # per completion, sent as max_tokens; None: the server's default
+
+
+def build_reasoners(embedder, manager_backend: str = "offline", contractor_backend: str = "offline",
+                    llm: LLMSettings | None = None) -> tuple[Reasoner, Reasoner]:
+    """(manager reasoner, contractor reasoner). Both roles on "llm" share one LLM reasoner: one cache,
+    one limit of calls in flight. Raises LLMNotConfigured when "llm" is asked for without an endpoint or model."""
+    from .embedded import EmbeddedReasoner
+
+    for role, backend in (("manager", manager_backend), ("contractor", contractor_backend)):
+        if backend not in BACKENDS:
+            raise TenderError(f"Unknown {role} backend {backend!r}; use one of: {', '.join(BACKENDS)}.")
+    offline = EmbeddedReasoner(embedder)
+    if "llm" not in (manager_backend, contractor_backend):
+        return offline, offline
+    chat = build_llm_reasoner(llm or LLMSettings(), fallback=offline)
+    return (chat if manager_backend == "llm" else offline), (chat if contractor_backend == "llm" else offline)
+
+
+def build_llm_reasoner(settings: LLMSettings, fallback: Reasoner) -> Reasoner:
+    if not settings.base_url:
+        raise LLMNotConfigured(
+            "The llm backend needs an OpenAI-compatible endpoint: set TENDER_LLM_BASE_URL or pass --llm-base-url "
+            "(e.g. https://api.openai.com/v1, http://localhost:8000/v1 for vLLM, http://localhost:11434/v1 for Ollama).")
+    if not settings.model:
+        raise LLMNotConfigured(
+            "The llm backend needs a model name: set TENDER_LLM_MODEL or pass --llm-model "
+            "(e.g. gpt-4o-mini, or the name the server was started with).")
+    from .cache import ResponseCache
+    from .llm import LLMReasoner
+
+    cache = ResponseCache(settings.cache_path) if settings.use_cache and settings.cache_path else None
+    return LLMReasoner(
+        base_url=settings.base_url, model=settings.model, api_key=settings.api_key, fallback=fallback,
+        timeout_s=settings.timeout_s, max_retries=settings.max_retries, max_in_flight=settings.max_in_flight,
+        cache=cache, temperature=settings.temperature, max_output_tokens=settings.max_output_tokens,
+        max_tokens_per_request=settings.max_tokens_per_request,
+    )

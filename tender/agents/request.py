@@ -1,0 +1,65 @@
+"""What a caller asks for: the requirement, the protocol, and the constraints that must hold."""
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from tender.catalog import TenderError
+
+Protocol = Literal["manager-led", "contractor-led", "collaborative", "single-agent"]
+PROTOCOLS: tuple[str, ...] = ("manager-led", "contractor-led", "collaborative", "single-agent")
+Organisation = Literal["api", "category"]
+MAX_REQUIREMENT_CHARS = 20_000
+
+
+class InvalidRequest(TenderError):
+    pass
+
+
+class Constraints(BaseModel):
+    max_apis: int | None = Field(None, ge=1, le=50, description="At most this many APIs in the final set.")
+    required_categories: list[str] = Field(default_factory=list, description="The final set has an API of each.")
+    excluded_categories: list[str] = Field(default_factory=list, description="No API of these categories is used.")
+    excluded_apis: list[int | str] = Field(default_factory=list, description="APIs (ids or names) never used.")
+
+
+class Request(BaseModel):
+    requirement: str = Field(max_length=MAX_REQUIREMENT_CHARS)
+    protocol: Protocol = "manager-led"
+    organisation: Organisation = "api"
+    routing: Literal["embedding", "broadcast"] = "embedding"
+    top_n: int = Field(12, ge=1, le=1000, description="Contractors reached per call for proposals.")
+    constraints: Constraints = Field(default_factory=Constraints)
+
+    @field_validator("requirement")
+    @classmethod
+    def _readable_text(cls, text: str) -> str:
+        text = text.strip()
+        if not text:
+            raise ValueError("the requirement is empty; describe the app in a sentence or two")
+        if "\x00" in text or sum(not (ch.isprintable() or ch.isspace()) for ch in text) > len(text) * 0.1:
+            raise ValueError("the requirement looks like binary data; send plain text describing the app")
+        if not any(ch.isalpha() for ch in text):
+            raise ValueError("the requirement has no words; describe the app in a sentence or two")
+        return text
+
+    @classmethod
+    def create(cls, requirement, **fields) -> "Request":
+        """Validate, turning pydantic's errors into one InvalidRequest a person (or a model) can act on."""
+        try:
+            return cls(requirement=requirement, **{k: v for k, v in fields.items() if v is not None})
+        except ValidationError as error:
+            raise InvalidRequest(describe_validation_error(error)) from None
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(p) for p in item["loc"])
+        message = item["msg"].removeprefix("Value error, ")
+        if item["type"] == "string_too_long" and where == "requirement":
+            message = f"the requirement is over {MAX_REQUIREMENT_CHARS:,} characters; shorten it to the app's essentials"
+        elif item["type"] == "literal_error":
+            message = f"{item['input']!r} is not allowed; use one of {item['ctx']['expected']}"
+        problems.append(f"{where}: {message}")
+    return "Invalid request: " + "; ".join(problems)

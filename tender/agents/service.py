@@ -1,0 +1,130 @@
+"""Tender: the agency that takes a request, runs the chosen protocol and returns the plan and transcript."""
+
+import threading
+import uuid
+
+from tender.catalog import ApiNotFound, Catalog
+
+from . import protocols
+from .context import RunContext
+from .contractor import ContractorPool
+from .manager import Manager, Negotiation
+from .plan import Plan, RecommendedApi, Run, Stages
+from .reasoners.base import Reasoner
+from .request import PROTOCOLS, InvalidRequest, Request
+from .routing import Router
+from .text import clauses
+from .vectors import QueryEncoder
+
+
+class Tender:
+    """Holds the catalogue, one contractor pool and router per organisation, and the reasoners.
+    Safe to share between threads: a run's state lives in its Negotiation."""
+
+    def __init__(self, catalog: Catalog, *, manager: Reasoner | None = None, contractors: Reasoner | None = None):
+        if catalog.embedder is None:
+            raise ValueError("Tender needs a catalogue opened with an embedder")
+        self.catalog = catalog
+        self.encoder = QueryEncoder.wrap(catalog.embedder)
+        if manager is None or contractors is None:
+            from .reasoners.embedded import EmbeddedReasoner
+
+            default = EmbeddedReasoner(self.encoder)
+            manager, contractors = manager or default, contractors or default
+        self.manager_reasoner = manager
+        self.contractor_reasoner = contractors
+        self._pools: dict[str, ContractorPool] = {}
+        self._routers: dict[str, Router] = {}
+        self._lock = threading.Lock()
+
+    def _directory(self, organisation: str) -> tuple[ContractorPool, Router]:
+        with self._lock:
+            if organisation not in self._pools:
+                self._pools[organisation] = ContractorPool(self.catalog, organisation)
+                self._routers[organisation] = Router(self.catalog, organisation)
+            return self._pools[organisation], self._routers[organisation]
+
+    def warm_up(self) -> None:
+        """Load the embedding model and the routers, so that the first request is not the slow one."""
+        self.encoder.one("warm up")
+        for organisation in ("api", "category"):
+            self._directory(organisation)
+
+    def _resolve(self, request: Request) -> tuple[Request, set[int]]:
+        """Check names in the constraints against the catalogue; unknown ones are the caller's to fix."""
+        constraints = request.constraints
+        try:
+            excluded = {self.catalog.get_api(a).id for a in constraints.excluded_apis}
+        except ApiNotFound as error:
+            raise InvalidRequest(f"excluded_apis: {error}") from None
+        required = [self.catalog.check_category(c) for c in constraints.required_categories]
+        excluded_categories = [self.catalog.check_category(c) for c in constraints.excluded_categories]
+        clash = set(required) & set(excluded_categories)
+        if clash:
+            raise InvalidRequest(f"categories {sorted(clash)} are both required and excluded; drop one of the two")
+        constraints = constraints.model_copy(update={"required_categories": required, "excluded_categories": excluded_categories})
+        return request.model_copy(update={"constraints": constraints}), excluded
+
+    def recommend(self, request: Request, context: RunContext | None = None) -> Run:
+        context = context or RunContext()
+        request, excluded = self._resolve(request)
+        pool, router = self._directory(request.organisation)
+        manager = Manager(self.catalog, self.encoder, self.manager_reasoner, router, pool,
+                          self.manager_reasoner if request.protocol == "single-agent" else self.contractor_reasoner)
+        negotiation = Negotiation(request, context, excluded)
+        # Every agent asks for the requirement's and its clauses' vectors: embed them once, up front.
+        self.encoder.embed_requirement(request.requirement, clauses(request.requirement))
+        if request.protocol == "single-agent":
+            outcome = protocols.single_agent(manager, negotiation, pool)
+        else:
+            outcome = {"manager-led": protocols.manager_led, "contractor-led": protocols.contractor_led,
+                       "collaborative": protocols.collaborative}[request.protocol](manager, negotiation)
+        protocols.enforce_constraints(manager, negotiation, outcome)
+        if request.protocol != "single-agent":
+            manager.award(negotiation, outcome.proposals, outcome.final)
+        context.report(1, 1, "plan ready")
+        return Run(plan=self._plan(request, negotiation, outcome), transcript=self._transcript(negotiation))
+
+    def compare(self, request: Request, context: RunContext | None = None) -> list[Run]:
+        """The same request under every protocol, each with its own cost and latency."""
+        context = context or RunContext()
+        runs = []
+        for protocol in PROTOCOLS:
+            own = RunContext(cancel=context.cancel, progress=context.progress, max_tokens=context.max_tokens)
+            runs.append(self.recommend(request.model_copy(update={"protocol": protocol}), own))
+        return runs
+
+    def _transcript(self, negotiation: Negotiation):
+        transcript = negotiation.transcript
+        transcript.notes.extend(negotiation.context.notes)
+        return transcript
+
+    def _plan(self, request: Request, negotiation: Negotiation, outcome: protocols.Outcome) -> Plan:
+        context = negotiation.context
+        best: dict[int, object] = {}
+        for p in outcome.proposals:
+            if p.api_id not in best or p.score > best[p.api_id].score:
+                best[p.api_id] = p
+        names = {a: self.catalog.get_api(a).name for a in best}
+        protocols.fill_steps(outcome, best, names)
+        apis = []
+        for api_id in outcome.final:
+            api = self.catalog.get_api(api_id)
+            p = best[api_id]
+            apis.append(RecommendedApi(api_id=api_id, name=api.name, score=p.score, categories=api.categories, url=api.url,
+                                       steps=[s.id for s in outcome.steps if any(a.api_id == api_id for a in s.awarded)],
+                                       rationale=p.rationale))
+        context.cost.messages = len(negotiation.transcript.messages)
+        context.cost.contractors_contacted = len(negotiation.contacted)
+        stages = Stages(
+            category=self.catalog.apis_in_categories(negotiation.mapped_categories) if request.protocol != "single-agent" else [],
+            bidding=list(negotiation.proposed) if request.protocol != "single-agent" else [p.api_id for p in outcome.proposals],
+            final=list(outcome.final),
+        )
+        return Plan(
+            run_id=uuid.uuid4().hex, requirement=request.requirement, protocol=request.protocol,
+            organisation=request.organisation, steps=outcome.steps, apis=apis, stages=stages, cost=context.cost,
+            latency_ms=round(context.elapsed_ms(), 2), constraints=request.constraints,
+            backends={"manager": self.manager_reasoner.name, "contractors": self.contractor_reasoner.name},
+            notes=list(context.notes),
+        )

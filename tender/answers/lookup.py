@@ -1,0 +1,25 @@
+"""APIs found by meaning: what the search_apis tool and `tender catalog search` both return."""
+
+from tender.catalog import Catalog, TenderError
+
+from .schemas import ApiHit, SearchResults
+
+
+def find_apis(catalog: Catalog, query: str, categories: list[str] = (), limit: int = 10) -> SearchResults:
+    """Best match first, optionally within categories. Raises TenderError for an empty query and
+    CategoryNotFound (with close names) for a category the catalogue lacks."""
+    if not query.strip():
+        raise TenderError("The query is empty; describe what the API should do, e.g. 'send SMS messages'.")
+    names = [catalog.check_category(c) for c in categories]
+    results = []
+    for hit in catalog.search(query, kind="api", k=limit, categories=names or None):
+        api = catalog.get_api(hit.id)
+        results.append(ApiHit(api_id=api.id, name=api.name, categories=api.categories, score=round(hit.score, 4),
+                              usage_count=catalog.usage_count(api.id), description=short(api.description, 300),
+                              url=api.url))
+    return SearchResults(query=query, categories=names, results=results)
+
+
+def short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -1,0 +1,38 @@
+"""Plans as text for a terminal."""
+
+from tender.agents.messages import Transcript
+from tender.agents.plan import Plan
+
+
+def plan_text(plan: Plan, transcript: Transcript | None = None, runners_up: int = 5) -> str:
+    lines = [f"Requirement: {plan.requirement}", f"Protocol: {plan.protocol} ({plan.organisation} contractors)", "", "Plan:"]
+    for step in plan.steps:
+        after = f"  (after {', '.join(step.depends_on)})" if step.depends_on else ""
+        lines.append(f"  {step.id} [{step.status.value}] {step.function}{after}")
+        if step.categories:
+            lines.append(f"      categories: {', '.join(step.categories)}")
+        for award in step.awarded:
+            lines.append(f"      -> {award.api_name} (id {award.api_id}, score {award.score:.2f}): {award.rationale}")
+    lines += ["", "APIs, best first:"]
+    for rank, api in enumerate(plan.apis, start=1):
+        lines.append(f"  {rank}. {api.name} [{', '.join(api.categories)}] score {api.score:.2f}")
+    if not plan.apis:
+        lines.append("  (none: no contractor made an acceptable bid)")
+    others = _runners_up(plan, transcript)[:runners_up] if transcript else []
+    if others:  # what a reader would otherwise ask: who else bid, and how close they came
+        lines += ["", "Also bid, not selected (--json shows every message):"]
+        lines += [f"  - {name} (id {api_id}) score {score:.2f}" for api_id, name, score in others]
+    cost = plan.cost
+    lines += ["", f"Cost: {cost.messages} messages, {cost.contractors_contacted} contractors contacted, "
+                  f"{cost.tokens.input + cost.tokens.output} LLM tokens; {plan.latency_ms:.0f} ms. Run id: {plan.run_id}"]
+    lines += [f"Note: {note}" for note in plan.notes]
+    return "\n".join(lines)
+
+
+def _runners_up(plan: Plan, transcript: Transcript) -> list[tuple[int, str, float]]:
+    chosen = {api.api_id for api in plan.apis}
+    best: dict[int, tuple[str, float]] = {}
+    for bid in transcript.of_kind("propose"):
+        if bid.api_id not in chosen and bid.score > best.get(bid.api_id, ("", -1.0))[1]:
+            best[bid.api_id] = (bid.api_name, bid.score)
+    return sorted(((api_id, name, score) for api_id, (name, score) in best.items()), key=lambda r: (-r[2], r[0]))

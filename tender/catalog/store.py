@@ -1,0 +1,262 @@
+"""The read-only catalogue the agents and the server query.
+
+Everything the agents touch per request lives in memory after open: records, usage history,
+the co-usage graph and the embedding matrices. Opening with `exclude_mashups` makes every query
+behave as if those mashups never existed (the evaluation's leave-out)."""
+
+import difflib
+import json
+import sqlite3
+import threading
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import sqlite_utils
+
+from .build import co_usage_counts, jaccard
+from .embeddings import Embedder
+from ..errors import ApiNotFound, CatalogError, CatalogMissing, CategoryNotFound
+from .records import Api, Category, CoUser, Hit, Mashup
+
+KINDS = ("api", "category", "mashup")
+
+
+@dataclass(frozen=True)
+class VectorTable:
+    """One kind's vectors: row i of `matrix` belongs to `ids[i]`."""
+
+    ids: list
+    matrix: np.ndarray
+    row: dict
+
+    def vector(self, item_id) -> np.ndarray:
+        return self.matrix[self.row[item_id]]
+
+
+class Catalog:
+    """Read-only access to catalog.db. Raises CatalogMissing if there is none, ApiNotFound and
+    CategoryNotFound for names it does not know."""
+
+    def __init__(self, path: Path | str, *, embedder: Embedder | None = None, exclude_mashups: Iterable[int] = ()):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise CatalogMissing(self.path)
+        try:
+            conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+            self.db = sqlite_utils.Database(conn)
+            self.meta = {row["key"]: row["value"] for row in self.db["meta"].rows}
+        except sqlite3.DatabaseError as error:
+            raise CatalogError(f"{self.path} is not a Tender catalogue ({error}). Rebuild it with `tender catalog build`.") from None
+        self._lock = threading.Lock()
+        self.embedder = embedder
+        self.excluded = frozenset(exclude_mashups)
+        self._load()
+
+    def __repr__(self):
+        return f"<Catalog {self.path} apis={len(self._apis)} mashups={len(self._mashups)} excluded={len(self.excluded)}>"
+
+    # -- loading -------------------------------------------------------------------------------
+    def _load(self) -> None:
+        categories_of: dict[int, list[str]] = defaultdict(list)
+        for row in self.db.query("select api_id, category from api_categories order by api_id, position"):
+            categories_of[row["api_id"]].append(row["category"])
+        self._apis = {
+            row["id"]: Api(**row, categories=categories_of.get(row["id"], []))
+            for row in self.db.query("select id, name, url, description, source from apis order by id")
+        }
+        self._by_name = {api.name.casefold(): api.id for api in self._apis.values()}
+        self._categories = [Category(**row) for row in self.db["categories"].rows_where(order_by="name")]
+        self._category_apis: dict[str, list[int]] = defaultdict(list)
+        for api_id, names in categories_of.items():
+            for name in names:
+                self._category_apis[name].append(api_id)
+
+        apis_of: dict[int, list[int]] = defaultdict(list)
+        for row in self.db.query("select mashup_id, api_id from mashup_apis order by mashup_id, rowid"):
+            if row["mashup_id"] not in self.excluded:
+                apis_of[row["mashup_id"]].append(row["api_id"])
+        self._mashups = {
+            row["id"]: Mashup(id=row["id"], name=row["name"], url=row["url"], description=row["description"],
+                              categories=json.loads(row["categories"] or "[]"), api_ids=apis_of.get(row["id"], []),
+                              api_names=[self._apis[a].name for a in apis_of.get(row["id"], [])])
+            for row in self.db.query("select * from mashups order by id")
+            if row["id"] not in self.excluded
+        }
+        self._history: dict[int, list[int]] = defaultdict(list)
+        for mashup_id, api_ids in apis_of.items():
+            for api_id in api_ids:
+                self._history[api_id].append(mashup_id)
+        self._load_co_usage()
+        self._vectors = {kind: self._load_vectors(kind) for kind in KINDS}
+
+    def _load_co_usage(self) -> None:
+        counts: dict[tuple[int, int], int] = {
+            (row["api_a"], row["api_b"]): row["count"] for row in self.db.query("select api_a, api_b, count from co_usage where api_a < api_b")
+        }
+        if self.excluded:
+            # Take the left-out mashups' pairs back out of the stored graph.
+            gone = co_usage_counts(
+                [row["api_id"] for row in self.db.query("select api_id from mashup_apis where mashup_id = ?", [m])]
+                for m in self.excluded
+            )
+            for pair, n in gone.items():
+                if pair in counts:
+                    counts[pair] -= n
+        self._co: dict[int, dict[int, CoUser]] = defaultdict(dict)
+        for (a, b), n in counts.items():
+            if n <= 0:
+                continue
+            weight = jaccard(n, self.usage_count(a), self.usage_count(b))
+            self._co[a][b] = CoUser(api_id=b, count=n, weight=weight)
+            self._co[b][a] = CoUser(api_id=a, count=n, weight=weight)
+
+    def _load_vectors(self, kind: str) -> VectorTable:
+        model = self.meta.get("model")
+        ids, blobs = [], []
+        for row in self.db.query("select item_id, vector from embeddings where kind = ? and model = ? order by rowid", [kind, model]):
+            item_id = row["item_id"] if kind == "category" else int(row["item_id"])
+            if kind == "mashup" and item_id not in self._mashups:
+                continue
+            ids.append(item_id)
+            blobs.append(row["vector"])
+        dimension = int(self.meta.get("dimension", 0))
+        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), dimension) if ids else np.zeros((0, dimension), np.float32)
+        return VectorTable(ids=ids, matrix=matrix, row={item_id: i for i, item_id in enumerate(ids)})
+
+    # -- records ---------------------------------------------------------------------------------
+    @property
+    def model_name(self) -> str:
+        return self.meta.get("model", "")
+
+    def api_ids(self) -> list[int]:
+        return list(self._apis)
+
+    def apis(self) -> list[Api]:
+        return list(self._apis.values())
+
+    def get_api(self, api: int | str) -> Api:
+        """By id (an int or a string of digits) or by exact name, case-insensitive."""
+        if isinstance(api, str) and api.strip().isdigit():
+            api = int(api.strip())
+        if isinstance(api, int):
+            if api in self._apis:
+                return self._apis[api]
+        elif api.strip().casefold() in self._by_name:
+            return self._apis[self._by_name[api.strip().casefold()]]
+        raise ApiNotFound(api)
+
+    def categories(self) -> list[Category]:
+        """Every category tag with the number of APIs carrying it, by name."""
+        return list(self._categories)
+
+    def category_names(self) -> list[str]:
+        return [c.name for c in self._categories]
+
+    def check_category(self, name: str) -> str:
+        """The catalogue's spelling of a category name (case-insensitive); CategoryNotFound otherwise."""
+        names = {c.casefold(): c for c in self._category_apis}
+        if name.strip().casefold() in names:
+            return names[name.strip().casefold()]
+        raise CategoryNotFound(name, difflib.get_close_matches(name, list(self._category_apis), n=3, cutoff=0.6))
+
+    def apis_in_categories(self, names: Iterable[str]) -> list[int]:
+        seen: dict[int, None] = {}
+        for name in names:
+            seen.update(dict.fromkeys(self._category_apis.get(name, [])))
+        return list(seen)
+
+    def mashups(self) -> list[Mashup]:
+        """Every mashup the catalogue may use (left-out ones are absent)."""
+        return list(self._mashups.values())
+
+    def get_mashup(self, mashup_id: int) -> Mashup:
+        if mashup_id not in self._mashups:
+            raise CatalogError(f"No mashup {mashup_id} in the catalogue (or it is left out).")
+        return self._mashups[mashup_id]
+
+    def usage_history(self, api_id: int) -> list[Mashup]:
+        """The mashups that used this API, oldest id first."""
+        self.get_api(api_id)
+        return [self._mashups[m] for m in self._history.get(api_id, [])]
+
+    def usage_count(self, api_id: int) -> int:
+        return len(self._history.get(api_id, ()))
+
+    def usage_counts(self) -> Counter:
+        return Counter({api_id: len(ms) for api_id, ms in self._history.items()})
+
+    def co_usage(self, api_id: int, limit: int | None = None) -> list[CoUser]:
+        """The API's neighbours in the tool graph, heaviest first."""
+        neighbours = sorted(self._co.get(api_id, {}).values(), key=lambda c: (-c.weight, -c.count, c.api_id))
+        return neighbours[:limit] if limit else neighbours
+
+    def co_usage_weight(self, a: int, b: int) -> float:
+        edge = self._co.get(a, {}).get(b)
+        return edge.weight if edge else 0.0
+
+    # -- vectors -------------------------------------------------------------------------------
+    def vectors(self, kind: str) -> VectorTable:
+        if kind not in KINDS:
+            raise CatalogError(f"Unknown vector kind {kind!r}; use one of {', '.join(KINDS)}.")
+        return self._vectors[kind]
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if self.embedder is None:
+            raise CatalogError("This catalogue was opened without an embedder, so it cannot embed text.")
+        if self.embedder.model_name != self.model_name:
+            raise CatalogError(
+                f"The catalogue was built with {self.model_name!r} but the embedder is {self.embedder.model_name!r}; "
+                "rebuild the catalogue or use the same model."
+            )
+        return self.embedder.embed(texts)
+
+    def search(
+        self,
+        query: str | np.ndarray,
+        kind: str = "api",
+        k: int = 10,
+        *,
+        categories: Iterable[str] | None = None,
+        exclude_mashups: Iterable[int] = (),
+    ) -> list[Hit]:
+        """Top-k items of `kind` by cosine similarity to `query` (a text or a unit vector).
+        `categories` restricts APIs to those categories (categories to those names, mashups to those tags);
+        `exclude_mashups` drops mashups on top of the catalogue's own leave-out."""
+        table = self.vectors(kind)
+        vector = self.embed([query])[0] if isinstance(query, str) else np.asarray(query, dtype=np.float32)
+        scores = table.matrix @ vector
+        mask = np.ones(len(table.ids), dtype=bool)
+        if categories is not None:
+            wanted = set(categories)
+            if kind == "api":
+                mask &= np.array([bool(wanted.intersection(self._apis[i].categories)) for i in table.ids], dtype=bool)
+            elif kind == "category":
+                mask &= np.array([name in wanted for name in table.ids], dtype=bool)
+            else:
+                mask &= np.array([bool(wanted.intersection(self._mashups[i].categories)) for i in table.ids], dtype=bool)
+        if kind == "mashup" and exclude_mashups:
+            dropped = set(exclude_mashups)
+            mask &= np.array([i not in dropped for i in table.ids], dtype=bool)
+        scores = np.where(mask, scores, -np.inf)
+        k = min(k, int(mask.sum()))
+        if k <= 0:
+            return []
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.lexsort((top, -scores[top]))]
+        return [Hit(kind=kind, id=table.ids[i], score=float(scores[i])) for i in top]
+
+    def full_text(self, query: str, limit: int = 10) -> list[Api]:
+        """APIs whose name or description match an FTS query (words are ANDed)."""
+        words = [w for w in "".join(ch if ch.isalnum() else " " for ch in query).split() if w]
+        if not words:
+            return []
+        match = " ".join(f'"{w}"' for w in words)
+        with self._lock:
+            rows = list(self.db["apis"].search(match, limit=limit, columns=["id"]))
+        return [self._apis[row["id"]] for row in rows]
+
+    def close(self) -> None:
+        self.db.close()

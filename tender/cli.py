@@ -1,0 +1,372 @@
+"""The `tender` command. Each command opens what it needs, calls one library function and turns
+TenderError into a clean message; the environment is read once, here."""
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from tender.catalog import MalformedInput, TenderError
+from .settings import Settings
+
+
+class TenderGroup(click.Group):
+    """Turns TenderError into a one-line message instead of a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except MalformedInput as error:
+            click.secho(f"Error: {error}", fg="red", err=True)
+            click.echo("Nothing was written; the previous catalogue (if any) is intact.", err=True)
+            sys.exit(2)
+        except TenderError as error:
+            click.secho(f"Error: {error}", fg="red", err=True)
+            sys.exit(1)
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=TenderGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="tender-mcp")
+@click.pass_context
+def main(ctx):
+    """Tender recommends the Web APIs a composite service needs, by putting the requirement out to
+    tender among contractor agents (Contract Net Protocol).
+
+    \b
+    Example:
+        tender catalog build
+        tender recommend "a site that shows nearby restaurants on a map with their reviews"
+    """
+    ctx.obj = Settings.from_env()
+
+
+def open_catalog(settings: Settings, *, embed: bool = True, exclude_mashups=(), path: Path | None = None):
+    from tender.catalog import Catalog, get_embedder
+
+    return Catalog(path or settings.catalog_path, embedder=get_embedder(settings.embedding_model) if embed else None,
+                   exclude_mashups=exclude_mashups)
+
+
+@main.group()
+def catalog():
+    """Build and inspect the SQLite API catalogue (catalog.db)."""
+
+
+@catalog.command("build")
+@click.option("--apis", "apis_path", type=click.Path(path_type=Path), help="APIs JSONL (default: the shared apis.jsonl).")
+@click.option("--mashups", "mashups_path", type=click.Path(path_type=Path), help="Mashups JSONL (default: the shared mashups.jsonl).")
+@click.option("--db", "db_path", type=click.Path(path_type=Path), help="Where to write (default: catalog.db, or TENDER_CATALOG).")
+@click.option("--exclude-mashups", type=click.Path(exists=True, path_type=Path),
+              help="A file of mashup ids (one per line) to leave out of the catalogue entirely.")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+@click.pass_obj
+def catalog_build(settings: Settings, apis_path, mashups_path, db_path, exclude_mashups, quiet):
+    """Build the catalogue from ProgrammableWeb JSONL files.
+
+    Embeds every API, category and mashup text with the local all-MiniLM-L6-v2 model; texts already
+    embedded in the previous catalogue are reused. The new file replaces the old one only when complete.
+
+    \b
+    Examples:
+        tender catalog build
+        tender catalog build --apis ../shared/data/programmableweb/apis_large.jsonl --db /tmp/large.db
+    """
+    from tender.catalog import build_catalog, get_embedder
+
+    excluded = [int(line) for line in exclude_mashups.read_text().split()] if exclude_mashups else []
+    db_path = db_path or settings.catalog_path
+    meta = build_catalog(
+        apis_path or settings.data_dir / "apis.jsonl",
+        mashups_path or settings.data_dir / "mashups.jsonl",
+        db_path,
+        get_embedder(settings.embedding_model, threads=None, runtime="torch"),
+        exclude_mashups=excluded,
+        progress=not quiet,
+    )
+    click.echo(
+        f"Built {db_path}: {meta['apis']} APIs, {meta['mashups']} mashups, {meta['categories']} categories, "
+        f"{meta['texts_embedded']} texts embedded, in {meta['build_seconds']} s, with {meta['model']}."
+    )
+
+
+@catalog.command("info")
+@click.option("--db", "db_path", type=click.Path(path_type=Path), help="Catalogue to describe (default: catalog.db).")
+@click.option("--json", "as_json", is_flag=True, help="Print the meta table as JSON.")
+@click.pass_obj
+def catalog_info(settings: Settings, db_path, as_json):
+    """Print the catalogue's counts, model, build time and source hashes.
+
+    \b
+    Example:
+        tender catalog info
+    """
+    from tender.catalog import Catalog
+
+    cat = Catalog(db_path or settings.catalog_path)
+    meta = dict(cat.meta)
+    if as_json:
+        click.echo(json.dumps(meta, indent=2))
+        return
+    click.echo(f"{'catalogue':<22}{cat.path}")
+    for key in ("apis", "mashups", "categories", "co_usage_pairs", "mean_apis_per_mashup", "model", "dimension",
+                "built_at", "build_seconds", "texts_embedded", "excluded_mashups"):
+        click.echo(f"{key:<22}{meta.get(key, '')}")
+    for name, source in json.loads(meta.get("sources", "{}")).items():
+        click.echo(f"{name + ' source':<22}{source['path']}\n{'':<22}sha256 {source['sha256']}")
+
+
+@catalog.command("search")
+@click.argument("query")
+@click.option("--category", "categories", multiple=True, help="Only APIs in this category (repeatable).")
+@click.option("--limit", type=click.IntRange(1, 100), default=10, show_default=True, help="How many results.")
+@click.option("--db", "db_path", type=click.Path(path_type=Path), help="Catalogue to search (default: catalog.db).")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@click.pass_obj
+def catalog_search(settings: Settings, query, categories, limit, db_path, as_json):
+    """Find APIs by meaning (their descriptions), best match first: to look up an id or exact name for
+    --exclude-api, or to browse. No negotiation; to choose the APIs of a whole app, use `tender recommend`.
+
+    \b
+    Examples:
+        tender catalog search "send SMS messages"
+        tender catalog search "photos" --category Photos --limit 5
+    """
+    from .answers.lookup import find_apis
+
+    found = find_apis(open_catalog(settings, path=db_path), query, categories, limit)
+    if as_json:
+        click.echo(found.model_dump_json(indent=2))
+        return
+    for hit in found.results:
+        used = f"{hit.usage_count} mashup" + ("" if hit.usage_count == 1 else "s")
+        click.echo(f"{hit.api_id:>6}  {hit.score:.2f}  {hit.name} [{', '.join(hit.categories)}], used by {used}")
+    if not found.results:
+        click.echo("No API matched.")
+
+
+def llm_options(command):
+    """The LLM backend's flags, shared by recommend and eval. Unset flags fall back to the environment."""
+    options = [
+        click.option("--manager-backend", type=click.Choice(["offline", "llm"]), default="offline", show_default=True,
+                     help="Reasoner of the manager."),
+        click.option("--contractor-backend", type=click.Choice(["offline", "llm"]), default="offline", show_default=True,
+                     help="Reasoner of the contractors."),
+        click.option("--llm-base-url", help="OpenAI-compatible endpoint (TENDER_LLM_BASE_URL)."),
+        click.option("--llm-model", help="Model name (TENDER_LLM_MODEL)."),
+        click.option("--llm-api-key", help="API key (TENDER_LLM_API_KEY, then OPENAI_API_KEY)."),
+        click.option("--max-tokens-per-request", type=click.IntRange(min=1), help="Past this, remaining steps run offline."),
+        click.option("--llm-timeout", type=click.FloatRange(min=1), default=60, show_default=True, envvar="TENDER_LLM_TIMEOUT",
+                     help="Seconds to wait for one reply (TENDER_LLM_TIMEOUT). A local server on one core needs more."),
+        click.option("--llm-in-flight", type=click.IntRange(min=1), default=4, show_default=True, envvar="TENDER_LLM_IN_FLIGHT",
+                     help="LLM calls at once (TENDER_LLM_IN_FLIGHT). A server that answers one at a time queues the "
+                          "rest, and their wait counts against the timeout."),
+        click.option("--no-cache", is_flag=True, help="Do not use the LLM response cache."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def make_tender(settings: Settings, catalog, backends: dict):
+    """A Tender on `catalog` with the reasoners the flags ask for (offline unless told otherwise)."""
+    from tender.agents.service import Tender
+
+    manager_backend, contractor_backend = backends.get("manager_backend", "offline"), backends.get("contractor_backend", "offline")
+    if manager_backend == contractor_backend == "offline":
+        return Tender(catalog)
+    from tender.agents.reasoners.factory import LLMSettings, build_reasoners
+
+    llm = LLMSettings(
+        base_url=backends.get("llm_base_url") or settings.llm_base_url,
+        model=backends.get("llm_model") or settings.llm_model,
+        api_key=backends.get("llm_api_key") or settings.llm_api_key,
+        cache_path=settings.catalog_path.with_name("llm-cache.db"),
+        use_cache=not backends.get("no_cache", False),
+        max_tokens_per_request=backends.get("max_tokens_per_request"),
+        timeout_s=backends.get("llm_timeout") or 60,
+        max_in_flight=backends.get("llm_in_flight") or 4,
+    )
+    manager, contractors = build_reasoners(catalog.embedder, manager_backend, contractor_backend, llm)
+    return Tender(catalog, manager=manager, contractors=contractors)
+
+
+def _backends(kwargs: dict) -> dict:
+    keys = ("manager_backend", "contractor_backend", "llm_base_url", "llm_model", "llm_api_key", "max_tokens_per_request", "no_cache",
+            "llm_timeout", "llm_in_flight")
+    return {k: kwargs.pop(k) for k in keys}
+
+
+@main.command()
+@click.argument("requirement")
+@click.option("--protocol", type=click.Choice(["manager-led", "contractor-led", "collaborative", "single-agent"]),
+              default="manager-led", show_default=True)
+@click.option("--organisation", type=click.Choice(["api", "category"]), default="api", show_default=True,
+              help="One contractor per API, or one per category.")
+@click.option("--max-apis", type=click.IntRange(min=1), help="At most this many APIs.")
+@click.option("--require-category", "required", multiple=True, help="The plan must use an API of this category (repeatable).")
+@click.option("--exclude-category", "excluded_categories", multiple=True, help="Never use APIs of this category (repeatable).")
+@click.option("--exclude-api", "excluded_apis", multiple=True, help="Never use this API, by id or name (repeatable).")
+@click.option("--routing", type=click.Choice(["embedding", "broadcast"]), default="embedding", show_default=True)
+@click.option("--top-n", type=click.IntRange(min=1), default=12, show_default=True, help="Contractors reached per call for proposals.")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan (and transcript) as JSON.")
+@llm_options
+@click.pass_obj
+def recommend(settings: Settings, requirement, protocol, organisation, max_apis, required, excluded_categories,
+              excluded_apis, routing, top_n, as_json, **kwargs):
+    """Recommend the APIs a composite service needs, as a plan.
+
+    \b
+    Examples:
+        tender recommend "a site that shows nearby restaurants on a map with their reviews"
+        tender recommend "share photos with friends" --protocol contractor-led --max-apis 2 --json
+    """
+    from tender.agents.request import Constraints, Request
+
+    backends = _backends(kwargs)
+    request = Request.create(requirement, protocol=protocol, organisation=organisation, routing=routing, top_n=top_n,
+                             constraints=Constraints(max_apis=max_apis, required_categories=list(required),
+                                                     excluded_categories=list(excluded_categories),
+                                                     excluded_apis=list(excluded_apis)))
+    tender = make_tender(settings, open_catalog(settings), backends)
+    run = tender.recommend(request)
+    if as_json:
+        click.echo(run.model_dump_json(indent=2))
+    else:
+        from .answers.render import plan_text
+
+        click.echo(plan_text(run.plan, run.transcript))
+
+
+@main.command("eval")
+@click.option("--protocol", "method", default="all", show_default=True,
+              help="A protocol, a baseline (baseline-popularity, baseline-embedding, baseline-knn), or all.")
+@click.option("--sample", type=click.IntRange(min=1), default=100, show_default=True, help="Test mashups drawn.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--folds", type=click.IntRange(min=2), help="K-fold cross-validation over all mashups instead of a sample.")
+@click.option("--mashups", "mashups_path", type=click.Path(exists=True, path_type=Path),
+              help="Evaluate an external mashups JSONL against the whole catalogue.")
+@click.option("--mask-api-names", is_flag=True, help="Remove API names from the queries.")
+@click.option("--validation", is_flag=True,
+              help="Draw the sample outside the reported test sample (100, seed 0) and the tuning sample "
+                   "(1,000, seed 1): a check of tuned settings on more mashups.")
+@click.option("--organisation", type=click.Choice(["api", "category"]), default="api", show_default=True)
+@click.option("--db", "db_path", type=click.Path(path_type=Path), help="Catalogue (default: catalog.db).")
+@click.option("--backend", type=click.Choice(["offline", "llm"]), help="Shorthand: both roles on this backend.")
+@click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write the results as JSON here.")
+@click.option("--plot", "plot_path", type=click.Path(path_type=Path), help="Write a PNG figure here.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@llm_options
+@click.pass_obj
+def evaluate_command(settings: Settings, method, sample, seed, folds, mashups_path, mask_api_names, validation, organisation, db_path,
+                     backend, json_path, plot_path, quiet, **kwargs):
+    """Measure precision, recall and F1 per stage, ranking metrics and cost, on held-out mashups.
+
+    The test mashups are left out of the catalogue for the run: no contractor history, co-usage
+    weight or neighbour search sees them.
+
+    \b
+    Examples:
+        tender eval --protocol all --sample 100 --seed 0 --json out/eval.json --plot out/eval.png
+        tender eval --protocol manager-led --mask-api-names
+        tender eval --folds 5 --protocol baseline-knn
+        tender eval --validation --sample 800 --seed 2 --protocol manager-led
+    """
+    from tender.catalog import Catalog, get_embedder
+    from tender.evaluation.report import markdown, plot
+    from tender.evaluation.runner import METHODS, EvalConfig, evaluate
+
+    backends = _backends(kwargs)
+    if backend:
+        backends["manager_backend"] = backends["contractor_backend"] = backend
+    if method != "all" and method not in METHODS:
+        raise click.BadParameter(f"{method!r}; use one of {', '.join(METHODS)} or all", param_hint="--protocol")
+    if validation and (folds or mashups_path):
+        raise click.UsageError("--validation draws a sample; it does not go with --folds or --mashups")
+    db = db_path or settings.catalog_path
+    embedder = get_embedder(settings.embedding_model)
+    config = EvalConfig(db=db, methods=list(METHODS) if method == "all" else [method], sample=sample, seed=seed,
+                        folds=folds, mashups_path=mashups_path, mask_api_names=mask_api_names, validation=validation,
+                        organisation=organisation,
+                        backend=backends["manager_backend"] if backends["manager_backend"] == backends["contractor_backend"]
+                        else f"manager={backends['manager_backend']},contractors={backends['contractor_backend']}")
+    result = evaluate(config, lambda left_out: Catalog(db, embedder=embedder, exclude_mashups=left_out),
+                      lambda catalog: make_tender(settings, catalog, backends), progress=not quiet)
+    click.echo(markdown(result))
+    if result["config"]["seen_by_encoder"]:
+        click.echo(f"\nWarning: the fine-tuned encoder learned from {result['config']['seen_by_encoder']} of these test "
+                   "mashups, so their scores are optimistic. The reported sample (100, seed 0) and the validation "
+                   "samples (800, seed 2; 500, seed 3) are free of them.", err=True)
+    if json_path:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(result, indent=2))
+        click.echo(f"\nWrote {json_path}", err=True)
+    if plot_path:
+        plot(result, plot_path)
+        click.echo(f"Wrote {plot_path}", err=True)
+
+
+@main.group()
+def train():
+    """Fit what Tender learns from past mashups (needs the `train` extra: torch, sentence-transformers)."""
+
+
+@train.command("encoder")
+@click.option("--out", type=click.Path(path_type=Path), help="Model folder to write (default: TENDER_HOME/models/tender-minilm).")
+@click.option("--epochs", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option("--learning-rate", type=float, default=3e-5, show_default=True)
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.pass_obj
+def train_encoder(settings: Settings, out, epochs, learning_rate, quiet):
+    """Fine-tune all-MiniLM-L6-v2 on past mashups (never the test, tuning or validation ones).
+
+    About 12 minutes on 2 cores. Optional: Tender ships a bid model fitted for the stock encoder. To use the
+    fine-tuned one, set TENDER_EMBEDDING_MODEL to the folder, rebuild the catalogue and refit the bid model
+    (`tender train bids --write`).
+    """
+    from tender.training.encoder import main as encoder_main
+
+    out = out or settings.models_dir / "tender-minilm"
+    argv = ["--out", str(out), "--epochs", str(epochs), "--learning-rate", str(learning_rate),
+            "--apis", str(settings.data_dir / "apis.jsonl"), "--mashups", str(settings.data_dir / "mashups.jsonl")]
+    encoder_main(argv + (["--quiet"] if quiet else []))
+    click.echo(f"Use it with: TENDER_EMBEDDING_MODEL={out} tender catalog build && tender train bids --write")
+
+
+@train.command("bids", context_settings={"ignore_unknown_options": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_obj
+def train_bids(settings: Settings, args):
+    """Refit the contractors' bid model on the tuning mashups (options: --write, --sample, --seed; see --help)."""
+    from tender.training.tune import main as tune_main
+
+    tune_main(["--db", str(settings.catalog_path), *args])
+
+
+@main.command("serve")
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
+              help="stdio for Claude Desktop and IDEs; http for streamable HTTP (agents).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP only: the address to listen on.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="HTTP only.")
+@click.option("--allow-host", "allowed_hosts", multiple=True, metavar="NAME",
+              help="HTTP only: also accept requests addressed to this host name (repeatable). Loopback and --host are accepted.")
+@click.pass_obj
+def serve_command(settings: Settings, transport, host, port, allowed_hosts):
+    """Serve Tender over MCP: the recommend_apis, explain_bids, compare_protocols, search_apis, get_api
+    and list_categories tools, catalogue and run resources, and the compose_service prompt.
+
+    Logs go to stderr. Over HTTP, DNS-rebinding and Origin checks are on, and TENDER_HTTP_TOKEN, when
+    set, must be sent as `Authorization: Bearer <token>`. Runs are stored in runs.db (TENDER_RUNS).
+
+    \b
+    Examples:
+        tender serve
+        tender serve --transport http --port 8765
+        TENDER_HTTP_TOKEN=... tender serve --transport http --host 0.0.0.0 --allow-host tender.example.org
+    """
+    from .server.app import serve
+
+    serve(settings, transport=transport, host=host, port=port, allowed_hosts=allowed_hosts)

@@ -1,0 +1,51 @@
+"""Warm latency of `recommend` per protocol, embedded reasoner, on a catalogue; and peak memory.
+
+    python -m tender.evaluation.bench --requests 100
+
+Requirements are mashup descriptions (seed-fixed), each embedded afresh: the query encoder's cache is
+cleared before every request so that the model call is part of every measured latency."""
+
+import argparse
+import resource
+import time
+
+from tender.settings import Settings
+from tender.agents.request import PROTOCOLS, Request
+from tender.agents.service import Tender
+from tender.catalog import Catalog, get_embedder
+
+from .metrics import percentile
+from .split import sample_ids
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--db", default=str(Settings.from_env().catalog_path))
+    parser.add_argument("--requests", type=int, default=100)
+    parser.add_argument("--organisation", choices=["api", "category"], default="api")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    catalog = Catalog(args.db, embedder=get_embedder())
+    tender = Tender(catalog)
+    tender.warm_up()
+    print(f"catalogue {args.db}: {len(catalog.apis())} APIs; open + warm-up {time.perf_counter() - started:.1f} s")
+    ids = sample_ids([m.id for m in catalog.mashups()], args.requests, args.seed)
+    texts = [catalog.get_mashup(i).description for i in ids]
+    for text in texts[:5]:
+        tender.recommend(Request.create(text, organisation=args.organisation))  # contractor knowledge loads lazily
+    print(f"| protocol | requests | p50 ms | p95 ms | mean ms |\n|---|---:|---:|---:|---:|")
+    for protocol in PROTOCOLS:
+        latencies = []
+        for text in texts:
+            tender.encoder._cache.clear()
+            t0 = time.perf_counter()
+            tender.recommend(Request.create(text, protocol=protocol, organisation=args.organisation))
+            latencies.append((time.perf_counter() - t0) * 1000)
+        print(f"| {protocol} | {len(latencies)} | {percentile(latencies, 50):.1f} | {percentile(latencies, 95):.1f} | "
+              f"{sum(latencies) / len(latencies):.1f} |")
+    print(f"peak memory (max RSS): {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""`tender eval`: quality and cost of every protocol and baseline on held-out mashups.
+
+Test mashups are left out of the catalogue the agents use (contractor histories, co-usage graph,
+neighbour search) for the whole of their split; the runner checks that before it starts."""
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from tender.agents.context import RunContext
+from tender.agents.request import PROTOCOLS, InvalidRequest, Request
+from tender.agents.service import Tender
+from tender.agents.text import mask_names
+from tender.catalog import Catalog, Mashup, TenderError, read_jsonl
+
+from .baselines import BASELINES
+from .metrics import mean, ndcg_at, percentile, precision_at, prf, recall_at
+from .split import encoder_ids, sample_ids, validation_pool
+from .split import folds as make_folds
+
+METHODS = (*PROTOCOLS, *BASELINES)
+KS = (1, 3, 5, 10)
+STAGES = ("category", "bidding", "final")
+
+
+class LeakError(AssertionError):
+    pass
+
+
+class NothingToValidate(TenderError):
+    pass
+
+
+@dataclass
+class EvalConfig:
+    db: Path
+    methods: list[str] = field(default_factory=lambda: list(METHODS))
+    sample: int = 100
+    seed: int = 0
+    folds: int | None = None
+    mashups_path: Path | None = None
+    mask_api_names: bool = False
+    validation: bool = False  # draw the sample outside the reported seed-0 sample and the tuning sample
+    organisation: str = "api"
+    top_n: int = 12
+    backend: str = "offline"
+
+    def public(self) -> dict:
+        data = asdict(self)
+        return {k: str(v) if isinstance(v, Path) else v for k, v in data.items()}
+
+
+@dataclass
+class Observation:
+    stages: dict[str, list[int]]
+    ranked: list[int]
+    truth: list[int]
+    latency_ms: float
+    tokens: tuple[int, int] = (0, 0)
+    contractors: int = 0
+    messages: int = 0
+    # LLM calls answered by the endpoint, replayed from the cache, and steps handed to the embedded reasoner
+    llm: tuple[int, int, int] = (0, 0, 0)
+    error: str | None = None
+
+
+def splits(config: EvalConfig, full: Catalog) -> list[tuple[list[int], list[Mashup]]]:
+    """(left-out ids, test mashups) per split."""
+    if config.mashups_path:
+        return [([], read_jsonl(config.mashups_path, Mashup))]
+    ids = [m.id for m in full.mashups()]
+    if config.folds:
+        return [(fold, [full.get_mashup(i) for i in fold]) for fold in make_folds(ids, config.folds, config.seed)]
+    if config.validation:
+        pool = validation_pool(ids)
+        if not pool:
+            raise NothingToValidate(f"no mashups outside the reported and the tuning samples to validate on (the catalogue "
+                                    f"has {len(ids)}); use a sample without --validation")
+        ids = pool
+    test = sample_ids(ids, config.sample, config.seed)
+    return [(test, [full.get_mashup(i) for i in test])]
+
+
+def evaluate(config: EvalConfig, open_catalog: Callable[[list[int]], Catalog],
+             make_tender: Callable[[Catalog], Tender], progress: bool = True) -> dict:
+    full = open_catalog([])
+    names = [a.name for a in full.apis()]
+    observations: dict[str, list[Observation]] = {m: [] for m in config.methods}
+    parts = splits(config, full)
+    total = sum(len(test) for _, test in parts) * len(config.methods)
+    bar = tqdm(total=total, desc="evaluating", unit="run", disable=not progress)
+    for left_out, test in parts:
+        catalog = open_catalog(left_out)
+        leaked = set(left_out) & ({m.id for m in catalog.mashups()} | set(catalog.vectors("mashup").ids)
+                                  | {m for a in catalog.api_ids() for m in (x.id for x in catalog.usage_history(a))})
+        if leaked:
+            raise LeakError(f"test mashups {sorted(leaked)[:5]} are visible to the agents")
+        tender = make_tender(catalog) if any(m in PROTOCOLS for m in config.methods) else None
+        if tender is not None:
+            tender.warm_up()
+        baselines = {m: BASELINES[m](catalog) for m in config.methods if m in BASELINES}
+        for mashup in test:
+            query = mask_names(mashup.description, names) if config.mask_api_names else mashup.description
+            for method in config.methods:
+                bar.set_postfix_str(method)
+                observations[method].append(
+                    _observe(method, query, mashup, tender, baselines.get(method), config))
+                bar.update()
+    bar.close()
+    return {"config": config.public() | {"test_mashups": sum(len(t) for _, t in parts), "model": full.model_name,
+                                         "leave_out_checked": True,
+                                         # an external file's ids are its own, not the catalogue's
+                                         "seen_by_encoder": 0 if config.mashups_path else len(seen_by_encoder(full, parts))},
+            "results": {m: summarise(m, obs) for m, obs in observations.items()}}
+
+
+def seen_by_encoder(full: Catalog, parts) -> set[int]:
+    """Test mashups the fine-tuned encoder learned from (their scores are optimistic): none for the reported
+    and validation samples, many for --folds or another seed."""
+    if full.model_name != "tender-minilm":
+        return set()
+    return {m.id for _, test in parts for m in test} & set(encoder_ids([m.id for m in full.mashups()]))
+
+
+def _observe(method, query, mashup, tender, baseline, config) -> Observation:
+    truth = list(dict.fromkeys(mashup.api_ids))
+    started = time.perf_counter()
+    if baseline is not None:
+        final, ranked = baseline(query)
+        return Observation(stages={"final": final}, ranked=ranked, truth=truth,
+                           latency_ms=(time.perf_counter() - started) * 1000)
+    try:
+        request = Request.create(query or mashup.name, protocol=method, organisation=config.organisation, top_n=config.top_n)
+        plan = tender.recommend(request, RunContext()).plan
+    except InvalidRequest as error:  # e.g. a description that masking left empty
+        return Observation(stages={s: [] for s in STAGES}, ranked=[], truth=truth, latency_ms=0.0, error=str(error))
+    bids = sorted(plan.stages.bidding, key=lambda a: -_bid_score(plan, a))
+    ranked = list(dict.fromkeys([*plan.stages.final, *bids]))
+    stages = {"final": plan.stages.final} if method == "single-agent" else plan.stages.model_dump()
+    return Observation(stages=stages, ranked=ranked, truth=truth, latency_ms=plan.latency_ms,
+                       tokens=(plan.cost.tokens.input, plan.cost.tokens.output),
+                       contractors=plan.cost.contractors_contacted, messages=plan.cost.messages,
+                       llm=(plan.cost.llm_calls, plan.cost.cache_hits, plan.cost.fallbacks))
+
+
+def _bid_score(plan, api_id: int) -> float:
+    for api in plan.apis:
+        if api.api_id == api_id:
+            return api.score
+    return 0.0
+
+
+def summarise(method: str, observations: list[Observation]) -> dict:
+    stages = {}
+    for stage in STAGES:
+        if not all(stage in o.stages for o in observations):
+            continue
+        scores = [prf(o.stages[stage], o.truth) for o in observations]
+        stages[stage] = {"precision": mean(s[0] for s in scores), "recall": mean(s[1] for s in scores),
+                         "f1": mean(s[2] for s in scores)}
+    ranking = {}
+    for k in KS:
+        ranking[f"p@{k}"] = mean(precision_at(o.ranked, o.truth, k) for o in observations)
+        ranking[f"r@{k}"] = mean(recall_at(o.ranked, o.truth, k) for o in observations)
+        ranking[f"ndcg@{k}"] = mean(ndcg_at(o.ranked, o.truth, k) for o in observations)
+    latencies = [o.latency_ms for o in observations if o.error is None]
+    return {
+        "stages": stages,
+        "ranking": ranking,
+        "avg_apis": mean(len(o.stages["final"]) for o in observations),
+        "tokens": {"input": round(mean(o.tokens[0] for o in observations)), "output": round(mean(o.tokens[1] for o in observations))},
+        "contractors_contacted": mean(o.contractors for o in observations),
+        "messages": mean(o.messages for o in observations),
+        "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
+        "errors": sum(o.error is not None for o in observations),
+        "llm": {name: mean(o.llm[i] for o in observations) for i, name in enumerate(("calls", "cache_hits", "fallbacks"))},
+    }

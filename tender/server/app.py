@@ -1,0 +1,242 @@
+"""The MCP server: `build_server(settings)` returns an MCPServer whose lifespan opens the catalogue, the
+embedding model, the agents and the runs database once; the tools, resources and prompt read them.
+
+Transports: stdio (Claude Desktop, IDEs) and streamable HTTP (agents), the latter on loopback by
+default, with the SDK's DNS-rebinding and Origin checks, and an optional static bearer token."""
+
+import copy
+import hmac
+import logging
+import os
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import anyio
+from mcp.server import MCPServer
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.transport_security import TransportSecuritySettings
+
+from tender.catalog import Catalog, CatalogError, TenderError
+
+from tender.answers.runs import RunStore
+from tender.settings import Settings
+
+log = logging.getLogger("tender.server")
+
+INSTRUCTIONS = """\
+Tender recommends the Web APIs (from a catalogue of ProgrammableWeb APIs) that a composite service \
+or mashup needs. Describe the app in plain words to recommend_apis: it splits the requirement into \
+functions, puts each out to tender among contractor agents (one per API or per category), and returns \
+a plan of the winning APIs with a run_id. explain_bids(run_id) shows the calls for proposals, the bids, \
+refusals and awards behind that plan. search_apis, get_api and list_categories browse the catalogue; \
+compare_protocols runs the four negotiation protocols side by side."""
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclass
+class AppContext:
+    """What every tool reads: opened once per server. `catalog` is None when there is no catalogue,
+    and `missing` then says how to build one."""
+
+    settings: Settings
+    runs: RunStore
+    catalog: Catalog | None = None
+    missing: TenderError | None = None
+    tenders: dict = field(default_factory=dict)  # (manager backend, contractor backend) -> Tender, built on first use
+    # Offline agent runs at once; the rest queue. They are CPU-bound and share the GIL: more at once than
+    # cores makes every run slower (20 at once on 2 cores gave a fifth of the throughput of 2 at once).
+    workers: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
+    # Runs with an LLM role at once: they mostly wait on the endpoint.
+    llm_workers: int = 16
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _limiters: dict = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, settings: Settings) -> "AppContext":
+        """Open the catalogue with its embedder, warm the agents up and open the runs database (blocking)."""
+        from tender.catalog import get_embedder
+
+        runs = RunStore(settings.runs_path)
+        try:
+            catalog = Catalog(settings.catalog_path, embedder=get_embedder(settings.embedding_model))
+        except CatalogError as error:
+            log.warning("%s The server starts anyway; its tools will say so.", error)
+            return cls(settings=settings, runs=runs, missing=error)
+        app = cls(settings=settings, runs=runs, catalog=catalog)
+        app.tender().warm_up()
+        one_thread_each()
+        log.info("Serving %s (%s APIs, model %s); runs in %s", catalog.path, len(catalog.api_ids()),
+                 catalog.model_name, runs.path)
+        return app
+
+    def limiter(self, manager: str = "offline", contractors: str = "offline") -> anyio.CapacityLimiter:
+        """Admits `workers` offline runs at once, or `llm_workers` runs with an LLM role. Made on first use,
+        in the event loop (anyio needs one); only the event loop's thread calls this."""
+        offline = manager == contractors == "offline"
+        if offline not in self._limiters:
+            self._limiters[offline] = anyio.CapacityLimiter(self.workers if offline else self.llm_workers)
+        return self._limiters[offline]
+
+    def require_catalog(self) -> Catalog:
+        if self.catalog is None:
+            raise self.missing or CatalogError("No API catalogue is open. Build it with `tender catalog build`.")
+        return self.catalog
+
+    def tender(self, manager: str = "offline", contractors: str = "offline"):
+        """The agents for this pair of reasoner backends, built on first use and kept."""
+        from tender.agents.service import Tender
+
+        catalog = self.require_catalog()
+        with self._lock:
+            if (manager, contractors) not in self.tenders:
+                if (manager, contractors) == ("offline", "offline"):
+                    tender = Tender(catalog)
+                else:
+                    tender = Tender(catalog, **self._reasoners(catalog, manager, contractors))
+                self.tenders[manager, contractors] = tender
+            return self.tenders[manager, contractors]
+
+    def _reasoners(self, catalog: Catalog, manager: str, contractors: str) -> dict:
+        from tender.agents.reasoners.factory import LLMSettings, build_reasoners
+
+        settings = self.settings
+        llm = LLMSettings(base_url=settings.llm_base_url, model=settings.llm_model, api_key=settings.llm_api_key,
+                          cache_path=settings.catalog_path.with_name("llm-cache.db"))
+        built = build_reasoners(catalog.embedder, manager, contractors, llm)
+        return {"manager": built[0], "contractors": built[1]}
+
+    def close(self) -> None:
+        if self.catalog is not None:
+            self.catalog.close()
+        self.runs.close()
+
+
+class SharedApp:
+    """The AppContext behind one server, opened by the first lifespan and closed by the last.
+
+    Tools reach it through the lifespan context; the static resource catalog://categories, which the
+    SDK gives no context, reaches it here. Two in-memory clients of one server share it."""
+
+    def __init__(self, open_app: Callable[[], AppContext]):
+        self._open_app = open_app
+        self._users = 0
+        self._lock = anyio.Lock()
+        self.app: AppContext | None = None
+
+    @asynccontextmanager
+    async def lifespan(self, _server: MCPServer) -> AsyncIterator[AppContext]:
+        async with self._lock:
+            if self.app is None:
+                self.app = await anyio.to_thread.run_sync(self._open_app)
+            self._users += 1
+        try:
+            yield self.app
+        finally:
+            async with self._lock:
+                self._users -= 1
+                if self._users == 0:
+                    app, self.app = self.app, None
+                    await anyio.to_thread.run_sync(app.close)
+
+    def current(self) -> AppContext:
+        if self.app is None:
+            raise TenderError("The Tender server is still starting; try again in a moment.")
+        return self.app
+
+
+class StaticTokenVerifier:
+    """Accepts exactly one bearer token (TENDER_HTTP_TOKEN), compared in constant time."""
+
+    def __init__(self, token: str):
+        self._token = token.encode()
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if hmac.compare_digest(token.encode(), self._token):
+            return AccessToken(token=token, client_id="tender-http", scopes=[])
+        return None
+
+
+def one_thread_each() -> None:
+    """Concurrency comes from serving runs side by side, one core each. Math libraries' own threads on
+    top oversubscribe the cores: torch's OpenMP spin-waits made an encode 14x slower on a busy 2-core
+    machine, and numpy's BLAS threads doubled the CPU time of a run (135 ms to 72 ms once limited)."""
+    from threadpoolctl import threadpool_limits
+
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+    threadpool_limits(1)  # kept for the life of the process
+
+
+def build_server(settings: Settings | None = None, *, open_app: Callable[[], AppContext] | None = None,
+                 bearer_token: str | None = None) -> MCPServer:
+    """The Tender MCP server. `open_app` replaces how the AppContext is opened (tests pass one with
+    their own agents); `bearer_token` makes the HTTP transport require `Authorization: Bearer <token>`."""
+    from . import resources, tools
+
+    settings = settings or Settings()
+    shared = SharedApp(open_app or (lambda: AppContext.open(settings)))
+    auth = {}
+    if bearer_token:
+        # Resource-server settings without an authorization server: the token is checked, nothing else.
+        auth = {"auth": AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None),
+                "token_verifier": StaticTokenVerifier(bearer_token)}
+    server = MCPServer(
+        "tender",
+        title="Tender: Web API recommendations by contract net",
+        instructions=INSTRUCTIONS,
+        version=_version(),
+        lifespan=shared.lifespan,
+        log_level="INFO",
+        **auth,
+    )
+    tools.register(server)
+    resources.register(server, shared)
+    return server
+
+
+def transport_security(host: str, allowed_hosts: Sequence[str] = ()) -> TransportSecuritySettings:
+    """DNS-rebinding protection, always on: the Host header must name this server (loopback, the --host
+    address, or an allowed name), and a browser's Origin must be one of those too."""
+    names = ["127.0.0.1", "localhost", "[::1]"]
+    if host not in LOOPBACK and host not in ("0.0.0.0", "::"):
+        names.append(host)
+    names += [name for name in allowed_hosts if name not in names]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:*" for name in names] + list(allowed_hosts),  # a proxy may drop the port
+        allowed_origins=[f"{scheme}://{name}{port}" for name in names for scheme in ("http", "https") for port in (":*", "")],
+    )
+
+
+def serve(settings: Settings, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765,
+          allowed_hosts: Sequence[str] = ()) -> None:
+    """Run until interrupted. Logs go to stderr: under stdio, stdout carries only the protocol."""
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if transport == "stdio":
+        build_server(settings).run("stdio")
+        return
+    if host not in LOOPBACK and not settings.http_token:
+        log.warning("Serving on %s without a bearer token: set TENDER_HTTP_TOKEN to require one.", host)
+    import uvicorn
+    from uvicorn.config import LOGGING_CONFIG
+
+    server = build_server(settings, bearer_token=settings.http_token)
+    app = server.streamable_http_app(transport_security=transport_security(host, allowed_hosts), host=host)
+    log_config = copy.deepcopy(LOGGING_CONFIG)
+    log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"  # uvicorn's default is stdout
+    log.info("Streamable HTTP on http://%s:%s/mcp%s", host, port, " (bearer token required)" if settings.http_token else "")
+    uvicorn.run(app, host=host, port=port, log_config=log_config)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tender")
+    except PackageNotFoundError:
+        return "0"

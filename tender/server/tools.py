@@ -1,0 +1,283 @@
+"""The tools. Each signature is the tool's input schema and its return type the output schema; the
+docstrings are what a calling assistant reads. TenderError becomes ToolError at this edge, so the
+caller sees the message that says how to fix the call."""
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Annotated, Literal, TypeVar
+
+import anyio
+import anyio.from_thread
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from tender.agents.context import RunContext
+from tender.agents.plan import Plan, Run
+from tender.agents.request import PROTOCOLS, Organisation, Protocol, Request
+from tender.catalog import ApiNotFound, Catalog, TenderError
+
+from .app import AppContext
+from tender.answers.explain import explain
+from tender.answers.lookup import find_apis, short
+from tender.answers.runs import UnknownRun
+from tender.answers.schemas import (ApiBrief, ApiDetails, CategoryInfo, CategoryList, Comparison, CoUsedApi, Explanation,
+                      MashupBrief, ProtocolRun, SearchResults)
+
+log = logging.getLogger("tender.server")
+T = TypeVar("T")
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+Backend = Literal["offline", "llm"]
+
+Requirement = Annotated[str, Field(description=(
+    "The app or composite service to build, in plain words: what it does for its users, e.g. "
+    "'A site that shows nearby restaurants on a map with their reviews'. Up to 20,000 characters."))]
+
+
+def app_of(ctx: Context) -> AppContext:
+    return ctx.request_context.lifespan_context
+
+
+@contextmanager
+def fixable() -> Iterator[None]:
+    """A TenderError is the caller's to fix: hand its message back as a tool error."""
+    try:
+        yield
+    except TenderError as error:
+        raise ToolError(str(error)) from error
+
+
+async def in_worker(ctx: Context, work: Callable[[RunContext], T], limiter: anyio.CapacityLimiter) -> T:
+    """Run blocking agent work on a worker thread, when `limiter` admits it. Its progress reaches
+    the client as progress notifications; if the request is cancelled, whether waiting or running, the
+    run's cancel event stops it at its next step."""
+    context = RunContext(progress=_progress_to(ctx))
+
+    def run() -> T:
+        context.started = time.perf_counter()  # a plan's latency is its run's, not its wait for a worker
+        return work(context)
+
+    try:
+        return await anyio.to_thread.run_sync(run, abandon_on_cancel=True, limiter=limiter)
+    except anyio.get_cancelled_exc_class():
+        context.cancel.set()
+        raise
+
+
+def _progress_to(ctx: Context) -> Callable[[float, float, str], None]:
+    def report(done: float, total: float, message: str) -> None:
+        try:
+            anyio.from_thread.run(ctx.report_progress, done, total, message)
+        except Exception:  # progress is best effort: a client gone away must not fail the run
+            log.debug("progress notification not sent", exc_info=True)
+
+    return report
+
+
+def register(server) -> None:
+    for tool in (recommend_apis, explain_bids, compare_protocols, search_apis, get_api, list_categories):
+        server.add_tool(tool, annotations=READ_ONLY)
+
+
+async def recommend_apis(
+    ctx: Context,
+    requirement: Requirement,
+    protocol: Annotated[Protocol, Field(description=(
+        "How the agents negotiate. 'manager-led' (default, usually best): the manager splits the requirement "
+        "into functions and maps each to categories; contractors only bid. 'contractor-led': contractors "
+        "read the whole requirement and decide what they can serve. 'collaborative': the manager splits, "
+        "contractors map and bid. 'single-agent': one reasoner, no negotiation (a baseline)."))] = "manager-led",
+    organisation: Annotated[Organisation, Field(description=(
+        "Who the contractors are: 'api' (one agent per API, default) or 'category' (one per category, "
+        "offering that category's APIs)."))] = "api",
+    max_apis: Annotated[int | None, Field(description="At most this many APIs in the plan (1 to 50); omit for no limit.")] = None,
+    required_categories: Annotated[list[str], Field(description=(
+        "Categories the plan must include an API of, e.g. ['Mapping']. Names as list_categories shows them."))] = [],
+    excluded_categories: Annotated[list[str], Field(description="Categories none of whose APIs may be used.")] = [],
+    excluded_apis: Annotated[list[int | str], Field(description="APIs (ids or exact names) never to use.")] = [],
+    manager_backend: Annotated[Backend, Field(description=(
+        "Reasoner for the manager: 'offline' (embedded, deterministic, default) or 'llm' (needs an "
+        "OpenAI-compatible endpoint configured on the server)."))] = "offline",
+    contractor_backend: Annotated[Backend, Field(description="Reasoner for the contractors: 'offline' or 'llm'.")] = "offline",
+) -> Plan:
+    """Recommend the Web APIs a composite service (mashup) needs, by a contract-net negotiation among agents.
+
+    Pass the requirement in plain words. The plan lists the steps (functions) the requirement was split
+    into with the APIs awarded to each, the final API set best first (`apis`, each with a score in [0, 1]
+    and a one-sentence rationale), the candidate sets of each stage, the cost and the latency. Keep the
+    `run_id`: explain_bids(run_id) shows the bids behind the plan. Progress is reported step by step."""
+    app = app_of(ctx)
+    with fixable():
+        app.require_catalog()
+        request = Request.create(requirement, protocol=protocol, organisation=organisation, constraints={
+            "max_apis": max_apis, "required_categories": required_categories,
+            "excluded_categories": excluded_categories, "excluded_apis": excluded_apis,
+        })
+        tender = app.tender(manager_backend, contractor_backend)
+
+        def work(context: RunContext) -> Run:
+            run = tender.recommend(request, context)
+            app.runs.save(run)
+            return run
+
+        run = await in_worker(ctx, work, app.limiter(manager_backend, contractor_backend))
+    return run.plan
+
+
+def explain_bids(
+    ctx: Context,
+    run_id: Annotated[str, Field(description="The run_id that recommend_apis or compare_protocols returned.")],
+    function: Annotated[str | None, Field(description=(
+        "Limit the explanation to one plan step: its id ('f1', 'f2', ...) or its text. Omit for the whole run."))] = None,
+) -> Explanation:
+    """Explain how a recommendation was reached: the contract-net exchange behind a plan.
+
+    For each call for proposals: the function announced and its categories, which contractors it was
+    routed to and why (similarity), every proposal (API, score, rationale, evidence) and refusal (reason),
+    the manager's accept and reject decisions; then backtracking, the candidate APIs at each stage, the
+    cost, and `diagram`, a Mermaid sequence diagram of the exchange. Runs are stored, so this works
+    after a server restart and from another client."""
+    app = app_of(ctx)
+    with fixable():
+        try:
+            run = app.runs.get(run_id)
+        except UnknownRun as error:
+            if app.missing:  # no catalogue, so no run could have been made: say how to get one
+                raise TenderError(f"{error} {app.missing}") from None
+            raise
+        return explain(run, function, _contractor_names(app.catalog, run))
+
+
+def _contractor_names(catalog: Catalog | None, run: Run) -> dict[str, str]:
+    """API names for the api:<id> contractors of a run, from the catalogue when one is open."""
+    names = {}
+    for contractor in {c.contractor for r in run.transcript.routing for c in r.contacted}:
+        kind, _, key = contractor.partition(":")
+        if catalog is not None and kind == "api" and key.isdigit():
+            try:
+                names[contractor] = catalog.get_api(int(key)).name
+            except ApiNotFound:  # a run made on another catalogue
+                pass
+    return names
+
+
+async def compare_protocols(
+    ctx: Context,
+    requirement: Requirement,
+    organisation: Annotated[Organisation, Field(description="'api' (one agent per API, default) or 'category'.")] = "api",
+    max_apis: Annotated[int | None, Field(description="At most this many APIs per plan (1 to 50); omit for no limit.")] = None,
+) -> Comparison:
+    """Run the same requirement under all four protocols (manager-led, contractor-led, collaborative,
+    single-agent) and set the results side by side: each protocol's APIs, latency, messages, contractors
+    contacted and LLM cost, with a run_id per protocol for explain_bids. Use it to see how much the choice
+    of protocol matters for a requirement; for a single recommendation use recommend_apis."""
+    app = app_of(ctx)
+    with fixable():
+        app.require_catalog()
+        requests = [Request.create(requirement, protocol=p, organisation=organisation, constraints={"max_apis": max_apis})
+                    for p in PROTOCOLS]
+        tender = app.tender()
+
+        def work(context: RunContext) -> list[Run]:
+            runs = []
+            for index, request in enumerate(requests):
+                # A context per protocol, so each plan carries its own cost and latency; one cancel for all.
+                progress = _share_of(context, index, len(requests), request.protocol)
+                run = tender.recommend(request, RunContext(cancel=context.cancel, progress=progress))
+                app.runs.save(run)
+                runs.append(run)
+            return runs
+
+        runs = await in_worker(ctx, work, app.limiter())
+    common = set.intersection(*({a.name for a in run.plan.apis} for run in runs))
+    return Comparison(
+        requirement=runs[0].plan.requirement,
+        organisation=organisation,
+        runs=[_protocol_run(run.plan) for run in runs],
+        common_apis=[a.name for a in runs[0].plan.apis if a.name in common],
+    )
+
+
+def _share_of(context: RunContext, index: int, count: int, label: str) -> Callable[[float, float, str], None]:
+    """Progress of the index-th of `count` runs, reported as a share of the whole."""
+
+    def report(done: float, total: float, message: str) -> None:
+        context.report(index + (done / total if total else 1), count, f"{label}: {message}")
+
+    return report
+
+
+def _protocol_run(plan: Plan) -> ProtocolRun:
+    return ProtocolRun(
+        protocol=plan.protocol, run_id=plan.run_id,
+        apis=[ApiBrief(api_id=a.api_id, name=a.name, score=a.score) for a in plan.apis],
+        steps=len(plan.steps), latency_ms=plan.latency_ms, messages=plan.cost.messages,
+        contractors_contacted=plan.cost.contractors_contacted, llm_calls=plan.cost.llm_calls,
+        tokens=plan.cost.tokens.input + plan.cost.tokens.output, cost=plan.cost,
+    )
+
+
+def search_apis(
+    ctx: Context,
+    query: Annotated[str, Field(description="What the API should do, e.g. 'geocode street addresses'.")],
+    categories: Annotated[list[str], Field(description="Only APIs in any of these categories; empty: all.")] = [],
+    limit: Annotated[int, Field(ge=1, le=100, description="How many results (1 to 100).")] = 10,
+) -> SearchResults:
+    """Find catalogue APIs by meaning (semantic search over their descriptions), best match first.
+
+    A direct lookup, no negotiation: use it to browse or check what exists. To choose the APIs for a whole
+    app, use recommend_apis."""
+    app = app_of(ctx)
+    with fixable():
+        return find_apis(app.require_catalog(), query, categories, limit)
+
+
+def get_api(
+    ctx: Context,
+    api: Annotated[int | str, Field(description="The API's id (e.g. 370) or its exact name (e.g. 'Google Maps').")],
+) -> ApiDetails:
+    """One API's card: categories, description, URL, how many mashups used it, the APIs most often used
+    together with it, and a few mashups that used it."""
+    app = app_of(ctx)
+    with fixable():
+        return api_details(app.require_catalog(), api)
+
+
+def api_details(catalog: Catalog, api_ref: int | str) -> ApiDetails:
+    api = catalog.get_api(api_ref)
+    history = catalog.usage_history(api.id)
+    return ApiDetails(
+        api_id=api.id, name=api.name, url=api.url, categories=api.categories, description=api.description,
+        usage_count=len(history),
+        co_used=[CoUsedApi(api_id=c.api_id, name=catalog.get_api(c.api_id).name, mashups=c.count, weight=round(c.weight, 4))
+                 for c in catalog.co_usage(api.id, limit=10)],
+        recent_mashups=[MashupBrief(mashup_id=m.id, name=m.name, description=short(m.description, 200))
+                        for m in reversed(history[-5:])],
+    )
+
+
+def list_categories(
+    ctx: Context,
+    query: Annotated[str | None, Field(description=(
+        "Rank categories by similarity to this text, e.g. 'maps and locations'. Omit to list the largest."))] = None,
+    limit: Annotated[int, Field(ge=1, le=1000, description="How many categories (1 to 1000).")] = 50,
+) -> CategoryList:
+    """The catalogue's API categories with their API counts. With a query, the categories closest to it
+    in meaning come first. Use the names as they appear here in recommend_apis' required_categories and
+    excluded_categories, and in search_apis."""
+    app = app_of(ctx)
+    with fixable():
+        catalog = app.require_catalog()
+        counts = {c.name: c.api_count for c in catalog.categories()}
+        if query and query.strip():
+            hits = catalog.search(query, kind="category", k=limit)
+            shown = [CategoryInfo(name=h.id, api_count=counts.get(h.id, 0), similarity=round(h.score, 4)) for h in hits]
+        else:
+            largest = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]
+            shown = [CategoryInfo(name=name, api_count=n) for name, n in largest]
+    return CategoryList(query=query, total=len(counts), categories=shown)
+

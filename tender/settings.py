@@ -1,0 +1,68 @@
+"""Settings read once from the environment, by the CLI, and passed down; nothing deeper reads os.environ.
+
+Everything Tender writes (the catalogue, the runs database, caches, trained models) lives under one home,
+`TENDER_HOME`, by default a per-user data folder, never beside the code."""
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+# A clone keeps the ProgrammableWeb data in ../shared/data beside it; an installed package has none.
+_CLONE_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "programmableweb"
+
+
+def default_home(env=None) -> Path:
+    """TENDER_HOME, else the platform's per-user data folder."""
+    env = os.environ if env is None else env
+    if env.get("TENDER_HOME"):
+        return Path(env["TENDER_HOME"]).expanduser()
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "tender"
+    if sys.platform == "win32":
+        return Path(env.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "tender"
+    return Path(env.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "tender"
+
+
+def default_data_dir(env=None) -> Path:
+    """TENDER_DATA, else the ProgrammableWeb data beside a clone (see the README, "Data")."""
+    env = os.environ if env is None else env
+    return Path(env["TENDER_DATA"]).expanduser() if env.get("TENDER_DATA") else _CLONE_DATA
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path = Path(".")
+    catalog_path: Path = Path("catalog.db")
+    runs_path: Path = Path("runs.db")
+    embedding_model: str | None = None
+    data_dir: Path = _CLONE_DATA
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: str | None = None
+    http_token: str | None = None
+
+    @property
+    def models_dir(self) -> Path:
+        return self.home / "models"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.home / "cache"
+
+    @classmethod
+    def from_env(cls, env=None) -> "Settings":
+        env = os.environ if env is None else env
+        home = default_home(env)
+        catalog = Path(env["TENDER_CATALOG"]).expanduser() if env.get("TENDER_CATALOG") else home / "catalog.db"
+        return cls(
+            home=home,
+            catalog_path=catalog,
+            runs_path=Path(env["TENDER_RUNS"]).expanduser() if env.get("TENDER_RUNS") else catalog.with_name("runs.db"),
+            embedding_model=env.get("TENDER_EMBEDDING_MODEL") or None,
+            data_dir=default_data_dir(env),
+            llm_base_url=env.get("TENDER_LLM_BASE_URL") or env.get("OPENAI_BASE_URL") or None,
+            llm_model=env.get("TENDER_LLM_MODEL") or env.get("OPENAI_MODEL") or None,
+            llm_api_key=env.get("TENDER_LLM_API_KEY") or env.get("OPENAI_API_KEY") or None,
+            http_token=env.get("TENDER_HTTP_TOKEN") or None,
+        )

@@ -1,0 +1,155 @@
+"""Fit the embedded reasoner's bid model and selection policy on tuning mashups.
+
+The tuning mashups are drawn with their own seed, never include the mashups of a reported test sample
+(`--report-seed`, `--report-sample`), and are left out of the catalogue while tuning, exactly as test
+mashups are during an evaluation. Queries are used both as written and with API names masked.
+
+    python -m tender.training.tune --db catalog.db           # prints the fitted model and policy
+    python -m tender.training.tune --db catalog.db --write   # and writes the model to agents/reasoners/bid_model.json
+"""
+
+import argparse
+import itertools
+import json
+from dataclasses import replace
+
+import numpy as np
+from tqdm import tqdm
+
+from tender.settings import Settings
+from tender.agents.context import RunContext
+from tender.agents.manager import Manager, Negotiation
+from tender.agents.reasoners.embedded import (MODEL_FILE, TERMS, BidModel, EmbeddedReasoner, Policy, clause_vectors, features,
+                                       terms)
+from tender.agents.request import Request
+from tender.agents.service import Tender
+from tender.agents.tasks import CoUsageEdge, SelectTask
+from tender.agents.text import clauses, mask_names
+from tender.catalog import Catalog, get_embedder
+
+from tender.evaluation.metrics import mean, prf
+from tender.evaluation.split import REPORT_SAMPLE, REPORT_SEED, TUNING_SAMPLE, TUNING_SEED, sample_ids, tuning_ids
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0, iterations: int = 50) -> np.ndarray:
+    """Newton's method for L2-regularised logistic regression; returns [bias, *weights]."""
+    design = np.hstack([np.ones((len(x), 1)), x])
+    w = np.zeros(design.shape[1])
+    penalty = np.eye(len(w)) * l2
+    penalty[0, 0] = 0.0
+    for _ in range(iterations):
+        p = 1 / (1 + np.exp(-np.clip(design @ w, -40, 40)))
+        gradient = design.T @ (p - y) + penalty @ w
+        hessian = design.T @ (design * (p * (1 - p))[:, None]) + penalty
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if np.abs(step).max() < 1e-6:
+            break
+    return w
+
+
+def fit_bid_model(x: np.ndarray, y: np.ndarray, l2: float = 30.0, fitted_on: str = "") -> BidModel:
+    """Logistic regression over the terms of the features, fitted on standardised terms (so that one
+    penalty suits terms of every scale) and returned in raw units."""
+    design = terms(x)
+    mean, scale = design.mean(axis=0), design.std(axis=0) + 1e-9
+    w = fit_logistic((design - mean) / scale, y, l2=l2)
+    raw = w[1:] / scale
+    return BidModel(bias=float(w[0] - raw @ mean), weights={name: float(v) for name, v in zip(TERMS, raw)},
+                    fitted_on=fitted_on)
+
+
+def tuning_queries(full: Catalog, n: int, seed: int, report_seed: int, report_sample: int):
+    all_ids = [m.id for m in full.mashups()]
+    reported = sample_ids(all_ids, report_sample, report_seed)
+    ids = tuning_ids(all_ids, n, seed, report_sample, report_seed)
+    names = [a.name for a in full.apis()]
+    queries = []
+    for i in ids:
+        mashup = full.get_mashup(i)
+        for text in (mashup.description, mask_names(mashup.description, names)):
+            if any(ch.isalpha() for ch in text):
+                queries.append((text, set(mashup.api_ids)))
+    return ids, reported, queries
+
+
+def collect_features(tender: Tender, queries, shortlist: int = 30):
+    pool, router = tender._directory("api")
+    manager = Manager(tender.catalog, tender.encoder, tender.manager_reasoner, router, pool, tender.contractor_reasoner)
+    rows, labels = [], []
+    for text, truth in tqdm(queries, desc="features"):
+        q, *rest = tender.encoder.embed_requirement(text, clauses(text))  # as a run embeds them
+        announced = manager.neighbourhoods(text)
+        around = announced["neighbourhood"]
+        by_clause = clause_vectors(tender.encoder, text, announced["clause_neighbourhoods"])
+        parts = tender.encoder.embed(clauses(text), context=text)
+        scores = router.profile_scores(q)
+        ids = {int(router.api_ids[r]) for r in np.argsort(-scores)[:shortlist]} | router.named(text)
+        for api_id in ids:
+            api = pool.api_knowledge(api_id)
+            # As a contractor does: the function is the clause closest to its API.
+            f = parts[int(np.argmax(parts @ api.vector))] if api.vector is not None else q
+            rows.append(features(api, q, f, text, BidModel.model_fields["temperature"].default, around, by_clause,
+                                 announced["descriptions"]))
+            labels.append(api_id in truth)
+    return np.array(rows), np.array(labels, dtype=float)
+
+
+def selection_grid(tender: Tender, queries, reasoner: EmbeddedReasoner):
+    """Run manager-led and collaborative once per query, then search the selection thresholds offline."""
+    cached = []
+    for text, truth in tqdm(queries, desc="proposals"):
+        request = Request.create(text)
+        negotiation = Negotiation(request, RunContext(), set())
+        pool, router = tender._directory("api")
+        manager = Manager(tender.catalog, tender.encoder, reasoner, router, pool, reasoner)
+        from tender.agents import protocols
+
+        outcome = protocols.manager_led(manager, negotiation)
+        ids = list(dict.fromkeys(p.api_id for p in outcome.proposals))
+        edges = [CoUsageEdge(a=a, b=b, weight=w) for i, a in enumerate(ids) for b in ids[i + 1:]
+                 if (w := tender.catalog.co_usage_weight(a, b)) > 0]
+        collab = protocols.collaborative(manager, Negotiation(request, RunContext(), set()))
+        cached.append((text, truth, outcome.proposals, edges, collab.proposals))
+    best = None
+    for missing, bonus in itertools.product((0.0, 0.3, 0.5, 0.8, 1.2), (0.0, 0.1, 0.25, 0.5)):
+        policy = replace(reasoner.policy, expected_missing=missing, co_usage_bonus=bonus)
+        judge = EmbeddedReasoner(tender.encoder, reasoner.model, policy)
+        f1 = mean(prf(judge.select(SelectTask(requirement=t, functions=[], proposals=p, co_usage=e)).api_ids, truth)[2]
+                  for t, truth, p, e, _ in cached)
+        if best is None or f1 > best[0]:
+            best = (f1, missing, bonus)
+    collab_best = max(((mean(prf({p.api_id for p in c if p.score >= t}, truth)[2] for _, truth, _, _, c in cached), t)
+                       for t in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)), key=lambda x: x[0])
+    return best, collab_best
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--db", default=str(Settings.from_env().catalog_path))
+    parser.add_argument("--sample", type=int, default=TUNING_SAMPLE, help="tuning mashups")
+    parser.add_argument("--seed", type=int, default=TUNING_SEED)
+    parser.add_argument("--report-seed", type=int, default=REPORT_SEED)
+    parser.add_argument("--report-sample", type=int, default=REPORT_SAMPLE)
+    parser.add_argument("--write", action="store_true", help=f"write the fitted bid model to {MODEL_FILE}")
+    args = parser.parse_args(argv)
+    embedder = get_embedder()
+    full = Catalog(args.db)
+    ids, reported, queries = tuning_queries(full, args.sample, args.seed, args.report_seed, args.report_sample)
+    catalog = Catalog(args.db, embedder=embedder, exclude_mashups=set(ids) | set(reported))
+    tender = Tender(catalog)
+    x, y = collect_features(tender, queries)
+    model = fit_bid_model(x, y, fitted_on=f"{len(ids)} tuning mashups (seed {args.seed}) as written and masked, "
+                                          f"{len(y)} candidate bids; `python -m tender.training.tune --write`")
+    print("bid model:", json.dumps({"bias": round(model.bias, 3), **{k: round(v, 3) for k, v in model.weights.items()}}))
+    if args.write:
+        MODEL_FILE.write_text(model.model_dump_json(indent=2) + "\n")
+        print(f"written to {MODEL_FILE}")
+    reasoner = EmbeddedReasoner(tender.encoder, model, replace(Policy(), self_select_at=0.02))
+    (f1, missing, bonus), (collab_f1, collab_t) = selection_grid(tender, queries, reasoner)
+    print(f"selection: expected_missing={missing} co_usage_bonus={bonus} (tuning F1 {f1:.3f})")
+    print(f"collaborative: self_select_at={collab_t} (tuning F1 {collab_f1:.3f})")
+
+
+if __name__ == "__main__":
+    main()
