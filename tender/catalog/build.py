@@ -1,24 +1,80 @@
-"""Building catalog.db from the JSONL sources: atomic (temporary file, then rename) and incremental
-(a text whose hash is already in the old catalogue is never embedded again)."""
+"""Building catalog.db from the JSONL sources: atomic (temporary file, then rename), one build of a
+catalogue at a time (a lock file beside it), and incremental (a text whose hash is already in the old
+catalogue is never embedded again)."""
 
+import contextlib
 import itertools
 import json
 import math
 import os
 import sqlite3
+import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
 import sqlite_utils
 from tqdm import tqdm
 
+from ..errors import CatalogError
+from ..errors import SourceError
 from .embeddings import Embedder, text_hash
 from .records import Api, Mashup
 from .schema import SCHEMA_VERSION, create_indexes, create_tables
-from .sources import file_hash, read_sources
+from .sources import Loaded, load_jsonl
+
+
+class BuildInProgress(CatalogError):
+    def __init__(self, path: Path):
+        super().__init__(f"Another build of {path} is running; wait for it to finish, or build to another --db.")
+        self.path = path
+
+
+class IncompleteBuild(CatalogError):
+    def __init__(self, path: Path, problem: str):
+        super().__init__(f"The new catalogue for {path} is incomplete ({problem}); the previous one was kept. "
+                         "Build it again.")
+        self.path = path
+
+
+@contextlib.contextmanager
+def build_lock(db_path: Path) -> Iterator[None]:
+    """Hold `<db>.lock` for the whole build: a second build of the same file would otherwise delete the
+    first one's temporary file, and the first would install what was left of it. The lock is released
+    by the kernel when a build dies, so a killed build never blocks the next one."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock; builds are not guarded there
+        yield
+        return
+    with open(db_path.with_name(db_path.name + ".lock"), "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise BuildInProgress(db_path) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def check_complete(path: Path, meta: dict) -> None:
+    """Raise IncompleteBuild unless the file at `path` holds what `meta` says was written."""
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            apis = db.execute("select count(*) from apis").fetchone()[0]
+            vectors = db.execute("select count(*) from embeddings where kind = 'api'").fetchone()[0]
+            stored = dict(db.execute("select key, value from meta").fetchall())
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as error:
+        raise IncompleteBuild(path, str(error)) from None
+    expected = int(meta["apis"])
+    if apis != expected or vectors != expected or stored.get("apis") != meta["apis"]:
+        raise IncompleteBuild(path, f"{apis} APIs and {vectors} API vectors where {expected} were written")
 
 
 def jaccard(count: int, uses_a: int, uses_b: int) -> float:
@@ -79,19 +135,67 @@ def _embed_items(
 
 
 def build_catalog(
-    apis_path: Path,
-    mashups_path: Path,
+    apis_path: Path | None,
+    mashups_path: Path | None,
+    db_path: Path,
+    embedder: Embedder,
+    *,
+    sources: Iterable[Loaded] = (),
+    exclude_mashups: Iterable[int] = (),
+    progress: bool = False,
+) -> dict:
+    """Build the catalogue at db_path from a ProgrammableWeb JSONL pair (either may be None) and any other
+    loaded sources, and return its meta. The previous file stays in place until the new one is complete: an
+    error or an interruption leaves it untouched."""
+    loaded = [load_jsonl(Path(apis_path), Path(mashups_path) if mashups_path else None)] if apis_path else []  # raises before anything is written
+    return build_from_sources([*loaded, *sources], db_path, embedder, exclude_mashups=exclude_mashups, progress=progress)
+
+
+def assemble(sources: list[Loaded]) -> tuple[list[Api], list[Mashup]]:
+    """One list of items from every source. JSONL items keep their ids (the evaluation's gold sets name them);
+    the others are numbered after them, in source order, and get a name no other item has."""
+    apis: list[Api] = []
+    mashups: list[Mashup] = []
+    owner: dict[int, str] = {}
+    for source in sources:
+        if source.info.kind != "jsonl":
+            continue
+        for api in source.apis:
+            if api.id in owner:
+                raise SourceError(source.info.name, f"API id {api.id} is also in {owner[api.id]}")
+            owner[api.id] = source.info.name
+        apis.extend(source.apis)
+        mashups.extend(source.mashups)
+    next_id = max(owner, default=-1) + 1
+    names = {api.name.casefold() for api in apis}
+    for source in sources:
+        if source.info.kind == "jsonl":
+            continue
+        for api in source.apis:
+            name, n = api.name, 1
+            while name.casefold() in names:
+                n += 1
+                name = f"{api.name} #{n}"
+            names.add(name.casefold())
+            apis.append(api.model_copy(update={"id": next_id, "name": name}))
+            next_id += 1
+    if not apis:
+        raise SourceError("catalogue", "no source gave any item; name JSONL files, --openapi documents or --mcp servers")
+    return apis, mashups
+
+
+def build_from_sources(
+    sources: list[Loaded],
     db_path: Path,
     embedder: Embedder,
     *,
     exclude_mashups: Iterable[int] = (),
     progress: bool = False,
 ) -> dict:
-    """Build the catalogue at db_path and return its meta. The previous file stays in place until the new
-    one is complete: an error or an interruption leaves it untouched."""
+    """Build the catalogue at db_path from loaded sources; see build_catalog."""
     started = time.perf_counter()
     db_path = Path(db_path)
-    apis, mashups = read_sources(Path(apis_path), Path(mashups_path))  # raises before anything is written
+    apis, mashups = assemble(sources)
     excluded = set(exclude_mashups)
     mashups = [m for m in mashups if m.id not in excluded]
 
@@ -103,8 +207,7 @@ def build_catalog(
     try:
         meta = _write(tmp_path, apis, mashups, embedder, cache, progress)
         meta.update(
-            sources=json.dumps({"apis": {"path": str(Path(apis_path).resolve()), "sha256": file_hash(apis_path)},
-                                "mashups": {"path": str(Path(mashups_path).resolve()), "sha256": file_hash(mashups_path)}}),
+            sources=json.dumps([source.info.model_dump() for source in sources]),
             excluded_mashups=str(len(excluded)),
             built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             build_seconds=f"{time.perf_counter() - started:.2f}",
@@ -138,7 +241,7 @@ def _write(path: Path, apis: list[Api], mashups: list[Mashup], embedder: Embedde
     pairs = co_usage_counts(m.api_ids for m in mashups)
 
     with db.conn:
-        db["apis"].insert_all(api.model_dump(exclude={"categories"}) for api in apis)
+        db["apis"].insert_all({**api.model_dump(exclude={"categories", "details"}), "details": json.dumps(api.details)} for api in apis)
         db["categories"].insert_all(
             {"name": name, "api_count": count, "primary_count": primary_counts[name]} for name, count in sorted(category_counts.items())
         )
@@ -172,6 +275,8 @@ def _write(path: Path, apis: list[Api], mashups: list[Mashup], embedder: Embedde
         "model": embedder.model_name,
         "dimension": str(dimension),
         "apis": str(len(apis)),
+        "providers": str(len({api.provider_name for api in apis})),
+        "deprecated": str(sum(api.status == "deprecated" for api in apis)),
         "mashups": str(len(mashups)),
         "categories": str(len(category_counts)),
         "co_usage_pairs": str(len(pairs)),
