@@ -200,25 +200,29 @@ def build_from_sources(
     mashups = [m for m in mashups if m.id not in excluded]
 
     db_path.parent.mkdir(parents=True, exist_ok=True)
-    for stale in db_path.parent.glob(f"{db_path.name}.tmp-*"):
-        stale.unlink(missing_ok=True)  # left by a build that was killed
-    tmp_path = db_path.with_name(f"{db_path.name}.tmp-{os.getpid()}")
-    cache = _cached_vectors(db_path, embedder.model_name)
-    try:
-        meta = _write(tmp_path, apis, mashups, embedder, cache, progress)
-        meta.update(
-            sources=json.dumps([source.info.model_dump() for source in sources]),
-            excluded_mashups=str(len(excluded)),
-            built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            build_seconds=f"{time.perf_counter() - started:.2f}",
-        )
-        db = sqlite_utils.Database(tmp_path)
-        db["meta"].upsert_all([{"key": k, "value": str(v)} for k, v in meta.items()], pk="key")
-        db.close()
-        os.replace(tmp_path, db_path)
-    except BaseException:
-        tmp_path.unlink(missing_ok=True)
-        raise
+    with build_lock(db_path):
+        for stale in db_path.parent.glob(f"{db_path.name}.tmp-*"):
+            stale.unlink(missing_ok=True)  # left by a build that was killed: only the lock holder writes one
+        handle, name = tempfile.mkstemp(prefix=f"{db_path.name}.tmp-", dir=db_path.parent)
+        os.close(handle)
+        tmp_path = Path(name)
+        cache = _cached_vectors(db_path, embedder.model_name)
+        try:
+            meta = _write(tmp_path, apis, mashups, embedder, cache, progress)
+            meta.update(
+                sources=json.dumps([source.info.model_dump() for source in sources]),
+                excluded_mashups=str(len(excluded)),
+                built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                build_seconds=f"{time.perf_counter() - started:.2f}",
+            )
+            db = sqlite_utils.Database(tmp_path)
+            db["meta"].upsert_all([{"key": k, "value": str(v)} for k, v in meta.items()], pk="key")
+            db.close()
+            check_complete(tmp_path, meta)
+            os.replace(tmp_path, db_path)
+        except BaseException:
+            tmp_path.unlink(missing_ok=True)
+            raise
     return meta
 
 
