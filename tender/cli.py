@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from tender.catalog import MalformedInput, TenderError
+from tender.errors import SourceError
 from .settings import Settings
 
 
@@ -17,7 +18,7 @@ class TenderGroup(click.Group):
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
-        except MalformedInput as error:
+        except (MalformedInput, SourceError) as error:
             click.secho(f"Error: {error}", fg="red", err=True)
             click.echo("Nothing was written; the previous catalogue (if any) is intact.", err=True)
             sys.exit(2)
@@ -112,11 +113,15 @@ def catalog_info(settings: Settings, db_path, as_json):
         click.echo(json.dumps(meta, indent=2))
         return
     click.echo(f"{'catalogue':<22}{cat.path}")
-    for key in ("apis", "mashups", "categories", "co_usage_pairs", "mean_apis_per_mashup", "model", "dimension",
-                "built_at", "build_seconds", "texts_embedded", "excluded_mashups"):
+    for key in ("apis", "providers", "deprecated", "mashups", "categories", "co_usage_pairs", "mean_apis_per_mashup", "model",
+                "dimension", "built_at", "build_seconds", "texts_embedded", "excluded_mashups"):
         click.echo(f"{key:<22}{meta.get(key, '')}")
-    for name, source in json.loads(meta.get("sources", "{}")).items():
-        click.echo(f"{name + ' source':<22}{source['path']}\n{'':<22}sha256 {source['sha256']}")
+    for source in cat.sources():
+        items = f"skipped: {source['skipped']}" if source.get("skipped") else f"{source['items']} items"
+        detail = f", {source['detail']}" if source.get("detail") else ""
+        click.echo(f"{source['kind'] + ' source':<22}{source['name']} ({items}{detail})")
+        for path, digest in source.get("sha256", {}).items():
+            click.echo(f"{'':<22}{path} sha256 {digest}")
 
 
 @catalog.command("search")

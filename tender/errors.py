@@ -37,3 +37,11 @@ class CategoryNotFound(CatalogError):
         hint = f" Close names: {', '.join(known)}." if known else ""
         super().__init__(f"No category {category!r} in the catalogue.{hint} list_categories shows them all.")
         self.category = category
+
+
+class SourceError(CatalogError):
+    """A catalogue source (an MCP server, an OpenAPI document, a listing) that cannot be read; names the source."""
+
+    def __init__(self, source, problem: str):
+        super().__init__(f"{source}: {problem}")
+        self.source, self.problem = source, problem

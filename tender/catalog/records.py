@@ -1,19 +1,36 @@
 """The catalogue's records, as read from the source files and returned by the store."""
 
+from typing import Any, Literal
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Status = Literal["active", "deprecated", "unknown"]
+STATUSES: tuple[str, ...] = ("active", "deprecated", "unknown")
+ItemKind = Literal["api", "operation", "tool"]
 
 
 class Api(BaseModel):
+    """One item of the catalogue: a Web API (ProgrammableWeb), an operation of an OpenAPI document, or a
+    tool of an MCP server. The name `Api` stays because every agent and answer speaks of APIs."""
+
     model_config = ConfigDict(frozen=True)
 
     id: int = Field(ge=0)
     name: str = Field(min_length=1)
-    url: str = ""
+    url: str = Field("", description="The source's own reference; for ProgrammableWeb a path that leads nowhere today.")
     categories: list[str] = []
     description: str = ""
     source: str = ""
+    kind: ItemKind = "api"
+    provider: str = Field("", description="The API or MCP server the item belongs to (a ProgrammableWeb API is its own).")
+    status: Status = "unknown"
+    status_source: str = Field("", description="Where the status came from, e.g. \"openapi deprecated: true\".")
+    link: str = Field("", description="Documentation or endpoint URL, only where the source has a real one.")
+    server: str = Field("", description="MCP tools: the server's name as configured.")
+    tool: str = Field("", description="MCP tools: the name to call it by.")
+    details: dict[str, Any] = Field(default_factory=dict, description="Source-specific extras (method, path, input schema, annotations).")
 
-    @field_validator("name", "url", "description", "source", mode="before")
+    @field_validator("name", "url", "description", "source", "provider", "status_source", "link", "server", "tool", mode="before")
     @classmethod
     def _none_is_empty(cls, value):
         return "" if value is None else value
@@ -22,10 +39,22 @@ class Api(BaseModel):
     def primary_category(self) -> str | None:
         return self.categories[0] if self.categories else None
 
+    @property
+    def provider_name(self) -> str:
+        return self.provider or self.name
+
     def text(self) -> str:
-        """What is embedded for this API."""
-        head = f"{self.name}. {', '.join(self.categories)}."
-        return f"{head} {self.description}".strip()
+        """What is embedded for this item. A provider other than the item itself is named too (an operation or a
+        tool reads better with its API or server); ProgrammableWeb texts are unchanged, so are their vectors."""
+        if self.kind == "api":
+            provider = f" {self.provider}." if self.provider and self.provider != self.name else ""
+            head = f"{self.name}.{provider} {', '.join(self.categories)}."
+            return f"{head} {self.description}".strip()
+        parts = [self.name, self.provider, ", ".join(self.categories), self.description.strip()]
+        inputs = self.details.get("inputs")
+        if inputs:
+            parts.append("Inputs: " + ", ".join(inputs))
+        return " ".join(p if p.endswith((".", "!", "?")) else f"{p}." for p in parts if p)
 
 
 class Mashup(BaseModel):

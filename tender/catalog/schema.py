@@ -2,11 +2,13 @@
 
 import sqlite_utils
 
-SCHEMA_VERSION = "1"
+# 2: items have a kind, a provider, a status (with its source), a link, and for MCP tools the server and tool.
+SCHEMA_VERSION = "2"
 
 
 def create_tables(db: sqlite_utils.Database) -> None:
-    db["apis"].create({"id": int, "name": str, "url": str, "description": str, "source": str}, pk="id")
+    db["apis"].create({"id": int, "name": str, "url": str, "description": str, "source": str, "kind": str, "provider": str,
+                       "status": str, "status_source": str, "link": str, "server": str, "tool": str, "details": str}, pk="id")
     db["categories"].create({"name": str, "api_count": int, "primary_count": int}, pk="name")
     db["api_categories"].create(
         {"api_id": int, "category": str, "is_primary": int, "position": int},
@@ -37,4 +39,5 @@ def create_indexes(db: sqlite_utils.Database) -> None:
     db["co_usage"].create_index(["api_b"])
     db["embeddings"].create_index(["text_hash", "model"])
     db["apis"].create_index(["name"])
+    db["apis"].create_index(["provider"])
     db["apis"].enable_fts(["name", "description"], create_triggers=False)

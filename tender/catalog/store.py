@@ -20,6 +20,7 @@ from .build import co_usage_counts, jaccard
 from .embeddings import Embedder
 from ..errors import ApiNotFound, CatalogError, CatalogMissing, CategoryNotFound
 from .records import Api, Category, CoUser, Hit, Mashup
+from .schema import SCHEMA_VERSION
 
 KINDS = ("api", "category", "mashup")
 
@@ -50,6 +51,12 @@ class Catalog:
             self.meta = {row["key"]: row["value"] for row in self.db["meta"].rows}
         except sqlite3.DatabaseError as error:
             raise CatalogError(f"{self.path} is not a Tender catalogue ({error}). Rebuild it with `tender catalog build`.") from None
+        if self.meta.get("schema_version") != SCHEMA_VERSION:
+            raise CatalogError(
+                f"{self.path} was built by another version of Tender (catalogue schema {self.meta.get('schema_version', '?')}, "
+                f"this one reads {SCHEMA_VERSION}). Rebuild it with `tender catalog build` and the same sources; "
+                "texts already embedded are reused."
+            )
         self._lock = threading.Lock()
         self.embedder = embedder
         self.excluded = frozenset(exclude_mashups)
@@ -64,10 +71,13 @@ class Catalog:
         for row in self.db.query("select api_id, category from api_categories order by api_id, position"):
             categories_of[row["api_id"]].append(row["category"])
         self._apis = {
-            row["id"]: Api(**row, categories=categories_of.get(row["id"], []))
-            for row in self.db.query("select id, name, url, description, source from apis order by id")
+            row["id"]: Api(**{**row, "details": json.loads(row["details"] or "{}")}, categories=categories_of.get(row["id"], []))
+            for row in self.db.query("select * from apis order by id")
         }
         self._by_name = {api.name.casefold(): api.id for api in self._apis.values()}
+        self._provider_apis: dict[str, list[int]] = defaultdict(list)
+        for api in self._apis.values():
+            self._provider_apis[api.provider_name].append(api.id)
         self._categories = [Category(**row) for row in self.db["categories"].rows_where(order_by="name")]
         self._category_apis: dict[str, list[int]] = defaultdict(list)
         for api_id, names in categories_of.items():
@@ -148,8 +158,21 @@ class Catalog:
             return self._apis[self._by_name[api.strip().casefold()]]
         raise ApiNotFound(api)
 
+    def providers(self) -> list[str]:
+        """Every provider (an API, an OpenAPI document's API, an MCP server), by name."""
+        return sorted(self._provider_apis)
+
+    def apis_of_provider(self, provider: str) -> list[int]:
+        """The ids of the provider's items (empty for a name the catalogue does not know)."""
+        return list(self._provider_apis.get(provider, []))
+
+    def sources(self) -> list[dict]:
+        """What the catalogue was built from: kind, name, detail, files, items (see sources.SourceInfo)."""
+        return json.loads(self.meta.get("sources", "[]"))
+
     def categories(self) -> list[Category]:
-        """Every category tag with the number of APIs carrying it, by name."""
+        """Every category tag with the number of APIs carrying it, by name (empty for a catalogue without
+        categories, such as one built from MCP servers only)."""
         return list(self._categories)
 
     def category_names(self) -> list[str]:

@@ -7,8 +7,10 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import MalformedInput
-from .records import Api, Mashup
+from ...errors import MalformedInput
+from ..records import Api, Mashup
+from ..status import status_from_description
+from .base import Loaded, SourceInfo
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -34,10 +36,11 @@ def read_jsonl(path: Path, model: type[R]) -> list[R]:
     return records
 
 
-def read_sources(apis_path: Path, mashups_path: Path) -> tuple[list[Api], list[Mashup]]:
-    """Both files, checked against each other: unique ids, and every mashup's APIs in the API file."""
+def read_sources(apis_path: Path, mashups_path: Path | None) -> tuple[list[Api], list[Mashup]]:
+    """Both files, checked against each other: unique ids, and every mashup's APIs in the API file.
+    Without a mashups file there is no usage history, which is allowed."""
     apis = read_jsonl(apis_path, Api)
-    mashups = read_jsonl(mashups_path, Mashup)
+    mashups = read_jsonl(mashups_path, Mashup) if mashups_path is not None else []
     seen: set[int] = set()
     for number, api in enumerate(apis, start=1):
         if api.id in seen:
@@ -52,6 +55,27 @@ def read_sources(apis_path: Path, mashups_path: Path) -> tuple[list[Api], list[M
         if unknown:
             raise MalformedInput(mashups_path, number, f"api_ids {unknown} are not in {Path(apis_path).name}")
     return apis, mashups
+
+
+def with_status(api: Api) -> Api:
+    """An API as the catalogue keeps it: its own provider; a status from its description unless the line gave
+    one; its url as a link only if it is one (ProgrammableWeb's `/api/twilio` paths lead nowhere today)."""
+    update: dict = {"provider": api.provider or api.name}
+    if api.status == "unknown" and not api.status_source:
+        update["status"], update["status_source"] = status_from_description(api.description)
+    elif not api.status_source:
+        update["status_source"] = "the JSONL line's status"
+    if not api.link and api.url.startswith(("http://", "https://")):
+        update["link"] = api.url
+    return api.model_copy(update=update)
+
+
+def load_jsonl(apis_path: Path, mashups_path: Path | None = None) -> Loaded:
+    apis, mashups = read_sources(apis_path, mashups_path)
+    hashes = {str(Path(p).resolve()): file_hash(p) for p in (apis_path, mashups_path) if p is not None}
+    info = SourceInfo(kind="jsonl", name=str(Path(apis_path).resolve()), sha256=hashes, items=len(apis),
+                      detail=f"{len(mashups)} mashups" if mashups_path else "no mashups")
+    return Loaded(info=info, apis=[with_status(a) for a in apis], mashups=mashups)
 
 
 def file_hash(path: Path) -> str:
