@@ -2,7 +2,7 @@
 from a script, and a scripted fallback reasoner that records what it was asked.
 
     with FakeLLMServer() as server:
-        server.enqueue(Answer({"functions": [...]}), Status(429), Hang(5))
+        server.enqueue(Answer({"functions": [...]}), Status(429), Hang(5), Body("<html>"), Trickle({...}))
         reasoner = LLMReasoner(base_url=server.url, model="fake", fallback=ScriptedFallback(), ...)
         ...
         server.requests  # the JSON bodies received, in order
@@ -52,6 +52,23 @@ class Hang:
     """Say nothing for `seconds` (past the client's timeout), then close the connection."""
 
     seconds: float
+
+
+@dataclass
+class Body:
+    """HTTP `status` with this raw body, e.g. a proxy's HTML page or garbage under a 200."""
+
+    text: str
+    content_type: str = "text/html"
+    status: int = 200
+
+
+@dataclass
+class Trickle:
+    """A valid chat completion (like Answer), sent one byte every `interval_s` seconds."""
+
+    content: str | dict
+    interval_s: float = 0.5
 
 
 class FakeLLMServer:
@@ -134,25 +151,39 @@ class FakeLLMServer:
                     server._stopping.wait(reply.seconds)
                     self.close_connection = True
                     return None
+                if isinstance(reply, Body):
+                    return self._send_bytes(reply.status, reply.text.encode(), reply.content_type)
+                if isinstance(reply, Trickle):
+                    return self._trickle(reply, body)
                 if isinstance(reply, Status):
                     headers = {"retry-after-ms": str(reply.retry_after_ms)} if reply.retry_after_ms else {}
                     return self._send(reply.code, {"error": {"message": reply.message, "code": reply.code}}, headers)
                 time.sleep(reply.delay_s)
-                content = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
-                return self._send(200, {
-                    "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion", "created": int(time.time()),
-                    "model": body.get("model", "fake"),
-                    "choices": [{"index": 0, "finish_reason": reply.finish_reason,
-                                 "message": {"role": "assistant", "content": content}}],
-                    "usage": {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
-                              "total_tokens": reply.prompt_tokens + reply.completion_tokens},
-                })
+                return self._send(200, completion(reply, body))
+
+            def _trickle(self, reply, body):
+                data = json.dumps(completion(Answer(reply.content), body)).encode()
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.flush()
+                    for index in range(len(data)):
+                        if server._stopping.wait(reply.interval_s):
+                            return
+                        self.wfile.write(data[index:index + 1])
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up: what the test wants
 
             def _send(self, code: int, payload: dict, headers: dict | None = None):
-                data = json.dumps(payload).encode()
+                return self._send_bytes(code, json.dumps(payload).encode(), "application/json", headers)
+
+            def _send_bytes(self, code: int, data: bytes, content_type: str, headers: dict | None = None):
                 try:
                     self.send_response(code)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", content_type)
                     self.send_header("Content-Length", str(len(data)))
                     for name, value in (headers or {}).items():
                         self.send_header(name, value)
@@ -162,6 +193,18 @@ class FakeLLMServer:
                     pass  # the client gave up (timeout); nothing to tell it
 
         return Handler
+
+
+def completion(reply: Answer, body: dict) -> dict:
+    """The chat.completion object for a scripted answer."""
+    content = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
+    return {
+        "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+        "model": body.get("model", "fake"),
+        "choices": [{"index": 0, "finish_reason": reply.finish_reason, "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+                  "total_tokens": reply.prompt_tokens + reply.completion_tokens},
+    }
 
 
 class ScriptedFallback(Reasoner):

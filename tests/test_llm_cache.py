@@ -59,16 +59,34 @@ def test_the_model_and_the_messages_are_part_of_the_key(server, tmp_path):
     assert len(server.requests) == 3 and len(cache) == 3
 
 
-def test_a_repair_is_replayed_from_the_cache_too(server, tmp_path):
-    server.enqueue(Answer("not json"), Answer(DECOMPOSITION))
-    llm = reasoner(server, ResponseCache(tmp_path / "cache.db"))
+def test_an_invalid_answer_is_never_cached_but_its_valid_repair_is(server, tmp_path):
+    server.enqueue(Answer("not json"), Answer(DECOMPOSITION), Answer(DECOMPOSITION))
+    cache = ResponseCache(tmp_path / "cache.db")
+    llm = reasoner(server, cache)
     first, again = RunContext(), RunContext()
 
     llm.run(TASK, first)
-    llm.run(TASK, again)
+    assert len(server.requests) == 2 and len(cache) == 1  # the repair's reply only
+    llm.run(TASK, again)  # the first question is asked anew, not answered by the invalid reply
 
-    assert len(server.requests) == 2
-    assert again.notes == first.notes and again.cost.cache_hits == 2
+    assert len(server.requests) == 3
+    assert again.notes == [] and again.cost.cache_hits == 0
+
+
+def test_an_invalid_answer_found_in_the_cache_is_dropped(server, tmp_path):
+    server.enqueue(Answer(DECOMPOSITION), Answer(DECOMPOSITION), Answer(DECOMPOSITION))
+    cache = ResponseCache(tmp_path / "cache.db")
+    llm = reasoner(server, cache)
+    llm.run(TASK, RunContext())
+    # As an older Tender left it: the first question's reply, invalid.
+    cache.put({"base_url": llm.base_url, **server.requests[0]}, Completion("not json", 10, 2))
+
+    replayed = RunContext()
+    assert llm.run(TASK, replayed) == Decomposition.model_validate(DECOMPOSITION)  # repaired by the server
+    assert replayed.cost.cache_hits == 1 and len(server.requests) == 2
+    later = RunContext()
+    llm.run(TASK, later)  # the invalid reply is gone: the first question goes to the server again
+    assert later.notes == [] and later.cost.cache_hits == 0 and len(server.requests) == 3
 
 
 def test_no_cache_asks_the_server_every_time(server, tmp_path):

@@ -1,4 +1,4 @@
-"""What one run carries through the agents: its cost, its notes, cancellation and progress."""
+"""What one run carries through the agents: its cost, its notes, cancellation, progress and deadline."""
 
 import threading
 import time
@@ -24,7 +24,23 @@ class RunContext:
     progress: Callable[[float, float, str], None] | None = None
     max_tokens: int | None = None
     started: float = field(default_factory=time.perf_counter)
+    # Seconds the run's LLM steps may take, from when the context is made (a request's arrival); past it,
+    # the remaining steps run on the embedded reasoner. `deadline` is the moment (time.monotonic); pass it
+    # on to share one deadline between contexts.
+    deadline_s: float | None = None
+    deadline: float | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self):
+        if self.deadline is None and self.deadline_s is not None:
+            self.deadline = time.monotonic() + self.deadline_s
+
+    def remaining_s(self) -> float | None:
+        """Seconds left before the deadline (0 once past it); None without one."""
+        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+
+    def past_deadline(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
 
     def elapsed_ms(self) -> float:
         return (time.perf_counter() - self.started) * 1000

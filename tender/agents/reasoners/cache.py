@@ -1,9 +1,9 @@
 """Chat completions already paid for, in SQLite, so that re-running an evaluation does not pay twice.
 
 A reply is keyed by a hash of everything that shapes it: the endpoint, the model, the messages and the
-request parameters (response format, temperature, output limit). Every answer the server gave is kept,
-valid or not, so a re-run replays the same path (repair and fallback included). Turn it off with
-`--no-cache`; delete the file to forget everything. Safe to share between threads."""
+request parameters (response format, temperature, output limit). Only answers found valid are kept: an
+invalid one would otherwise be replayed for ever instead of asking again. Turn it off with `--no-cache`
+(TENDER_LLM_CACHE=off for the server); delete the file to forget everything. Safe to share between threads."""
 
 import hashlib
 import json
@@ -61,6 +61,11 @@ class ResponseCache:
                 "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
                 "finish_reason": completion.finish_reason, "created_at": time.time(),
             }, replace=True)
+
+    def delete(self, request: dict) -> None:
+        with self._lock:
+            self._db.execute("delete from responses where key = ?", [self.key(request)])
+            self._db.conn.commit()
 
     def __len__(self) -> int:
         with self._lock:

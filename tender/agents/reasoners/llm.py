@@ -5,16 +5,22 @@ JSON: by JSON-Schema structured output, or, where the server turns that down, by
 schema (llama.cpp's server then constrains its output to it). The answer is validated against the
 output model and the task's own rules (propose only your own APIs, choose only candidate categories,
 select only proposed APIs). An invalid answer goes back once with the problem. If it is still invalid,
-or the endpoint fails after the client's retries, or the run's token budget is spent, the fallback
-(embedded) reasoner answers that step and a note in the run says so. Nothing is clamped: a bid score
-of 7 is an invalid answer, not a score of 1."""
+or the endpoint fails after the client's retries (an HTTP 200 whose body is no chat completion included),
+or the run's token budget or deadline is spent, the fallback (embedded) reasoner answers that step and a
+note in the run says so. Nothing is clamped: a bid score of 7 is an invalid answer, not a score of 1.
+
+Time is bounded per call, not per read: `timeout_s` bounds each attempt from connecting to the last byte
+(httpx's own timeout bounds each read, so a server trickling a byte a second would hold a call for ever),
+and a call as a whole, retries included, never outlives the run's deadline."""
 
 import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from functools import singledispatch
 
+import httpx2 as httpx  # the HTTP client openai is built on
 import openai
 from pydantic import BaseModel, ValidationError
 
@@ -43,8 +49,72 @@ class Unavailable(Exception):
         self.pause = pause
 
 
+class StillInvalid(InvalidAnswer):
+    """The answer sent back for repair came back invalid again."""
+
+
 class _OverBudget(Exception):
     pass
+
+
+class _AttemptLimits(threading.local):
+    """The current call's limits, for the transport: set on the thread that makes the call."""
+
+    until: float | None = None  # time.monotonic() past which no attempt may go on
+    timeout_s: float = 60
+
+
+_limits = _AttemptLimits()
+
+
+class _BoundedTransport(httpx.HTTPTransport):
+    """Ends an attempt whose reply is still arriving `timeout_s` after it began, or past the call's limit."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if _limits.until is None:
+            return super().handle_request(request)
+        until = min(time.monotonic() + _limits.timeout_s, _limits.until)
+        if time.monotonic() >= until:
+            raise httpx.ConnectTimeout("the call's time was up before this attempt", request=request)
+        response = super().handle_request(request)
+        response.stream = _Until(response.stream, until)
+        return response
+
+
+class _Until(httpx.SyncByteStream):
+    def __init__(self, stream, until: float):
+        self._stream, self._until = stream, until
+
+    def __iter__(self):
+        for chunk in self._stream:
+            if time.monotonic() > self._until:
+                raise httpx.ReadTimeout("the reply was still arriving when its time was up")
+            yield chunk
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+def _within(seconds: float, call):
+    """call() on a thread of its own, waited for at most `seconds`: what no timeout inside the HTTP client
+    can bound (headers trickled a byte at a time) cannot hold the run. The thread, left behind, ends at its
+    attempt's own limit."""
+    outcome: dict = {}
+
+    def target():
+        try:
+            outcome["value"] = call()
+        except BaseException as error:  # handed to the waiting thread
+            outcome["error"] = error
+
+    worker = threading.Thread(target=target, daemon=True, name="tender-llm-call")
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        return None
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 class LLMReasoner(Reasoner):
@@ -72,7 +142,8 @@ class LLMReasoner(Reasoner):
         self.pause_s = pause_s
         # Local servers want no key but the client insists on one; and it must not read the environment.
         self._client = openai.OpenAI(base_url=self.base_url, api_key=api_key or "no-key",
-                                     timeout=timeout_s, max_retries=max_retries)
+                                     timeout=timeout_s, max_retries=max_retries,
+                                     http_client=openai.DefaultHttpxClient(transport=_BoundedTransport()))
         self._slots = threading.BoundedSemaphore(max_in_flight)
         self._takes_json_schema: bool | None = None  # None until the server has answered one request
         self._paused_until = 0.0
@@ -85,6 +156,9 @@ class LLMReasoner(Reasoner):
         if self._over_budget(context):
             self._note_budget(context)
             return self._fall_back(task, context)
+        if context.past_deadline():
+            self._note_deadline(context)
+            return self._fall_back(task, context)
         if time.monotonic() < self._paused_until:
             note_once(context, f"The LLM endpoint failed ({self._pause_reason}); steps in the {self.pause_s:g} s "
                                f"after that used the {self.fallback.name} reasoner without asking it.")
@@ -95,8 +169,11 @@ class LLMReasoner(Reasoner):
             if error.pause:
                 self._paused_until, self._pause_reason = time.monotonic() + self.pause_s, str(error)
             context.note(f"{where}: the LLM endpoint failed ({error}); the {self.fallback.name} reasoner answered this step.")
-        except InvalidAnswer as error:
+        except StillInvalid as error:
             context.note(f"{where}: the repaired answer was still invalid ({error}); "
+                         f"the {self.fallback.name} reasoner answered this step.")
+        except InvalidAnswer as error:
+            context.note(f"{where}: the LLM's answer was invalid ({error}); "
                          f"the {self.fallback.name} reasoner answered this step.")
         except _OverBudget:
             self._note_budget(context)
@@ -106,16 +183,26 @@ class LLMReasoner(Reasoner):
 
     def _answer(self, task: Task, where: str, context: RunContext) -> BaseModel:
         messages = render_messages(task)
-        completion = self._complete(messages, task, where, context)
+        completion, keep = self._complete(messages, task, where, context)
         try:
-            return parse(task, completion)
+            output = parse(task, completion)
         except InvalidAnswer as error:
             problem = str(error)
+            keep.drop()
+        else:
+            keep()
+            return output
         context.note(f"{where}: the LLM's answer was invalid ({problem}); sent it back once to be repaired.")
         if self._over_budget(context):
             raise _OverBudget()
         messages = [*messages, {"role": "assistant", "content": completion.content}, repair_message(problem)]
-        output = parse(task, self._complete(messages, task, where, context))
+        completion, keep = self._complete(messages, task, where, context)
+        try:
+            output = parse(task, completion)
+        except InvalidAnswer as error:
+            keep.drop()
+            raise StillInvalid(str(error)) from None
+        keep()
         context.note(f"{where}: the repaired answer is valid.")
         return output
 
@@ -131,13 +218,19 @@ class LLMReasoner(Reasoner):
         budget = self._budget(context)
         return budget is not None and context.cost.tokens.input + context.cost.tokens.output >= budget
 
+    def _note_deadline(self, context: RunContext) -> None:
+        note_once(context, f"{deadline_words(context).capitalize()} passed: the remaining steps "
+                           f"use the {self.fallback.name} reasoner.")
+
     def _note_budget(self, context: RunContext) -> None:
         note_once(context, f"Token budget of {self._budget(context):,} per request reached: the remaining steps "
                            f"use the {self.fallback.name} reasoner.")
 
     # -- one completion: cache, response format, HTTP -----------------------------------------------
-    def _complete(self, messages: list[dict], task: Task, where: str, context: RunContext) -> Completion:
-        """The model's reply to `messages`, from the cache or the endpoint; its tokens are counted."""
+    def _complete(self, messages: list[dict], task: Task, where: str, context: RunContext) -> tuple[Completion, Callable]:
+        """The model's reply to `messages`, from the cache or the endpoint, and `keep()`, which caches it: to
+        be called once the reply is found valid, so that an invalid one is never replayed. An invalid reply
+        found in the cache (kept by an older Tender) is dropped from it. Its tokens are counted."""
         context.check()
         schema = task.output.model_json_schema()
         json_schema = self._request(messages, {"type": "json_schema", "json_schema": {
@@ -149,37 +242,35 @@ class LLMReasoner(Reasoner):
                 context.add_tokens(task.role, hit.prompt_tokens, hit.completion_tokens)
                 with _COUNTING:
                     context.cost.cache_hits += 1
-                return hit
+                return hit, _Keep(self.cache, request, hit, cached=True)
         try:
             request, completion, retries = self._negotiate(json_schema, json_mode, context)
         except openai.APIError as error:
-            raise self._unavailable(error) from error
+            raise self._unavailable(error, context) from error
         if retries:
             context.note(f"{where}: answered after {retries} {'retry' if retries == 1 else 'retries'}.")
         context.add_tokens(task.role, completion.prompt_tokens, completion.completion_tokens)
-        if self.cache is not None:
-            self.cache.put(request, completion)
-        return completion
+        return completion, _Keep(self.cache, request, completion, cached=False)
 
     def _negotiate(self, json_schema: dict, json_mode: dict, context: RunContext) -> tuple[dict, Completion, int]:
         """Ask with JSON-Schema output until the server turns it down once; then with JSON mode."""
         if self._takes_json_schema is not None:
             request = json_schema if self._takes_json_schema else json_mode
-            return request, *self._post(request)
+            return request, *self._post(request, context)
         # The first request: a server that lacks json_schema refuses it every time, so do not retry the refusal.
         try:
-            completion, retries = self._post(json_schema, max_retries=0)
+            completion, retries = self._post(json_schema, context, max_retries=0)
         except (openai.APIConnectionError, openai.RateLimitError):
             if self.max_retries == 0:
                 raise
             context.check()
-            completion, retries = self._post(json_schema, max_retries=self.max_retries - 1)
+            completion, retries = self._post(json_schema, context, max_retries=self.max_retries - 1)
             retries += 1
         except openai.APIStatusError as error:
             if error.status_code not in FORMAT_REFUSALS:
                 raise
             context.check()
-            completion, retries = self._post(json_mode)  # if this fails too, the question stays open
+            completion, retries = self._post(json_mode, context)  # if this fails too, the question stays open
             self._takes_json_schema = False
             context.note(f"The LLM server turned down response_format json_schema (HTTP {error.status_code}); "
                          "asking in JSON mode with the schema from now on.")
@@ -196,15 +287,41 @@ class LLMReasoner(Reasoner):
             request["max_tokens"] = self.max_output_tokens
         return request
 
-    def _post(self, request: dict, max_retries: int | None = None) -> tuple[Completion, int]:
-        """One chat completion over HTTP, within the limit of calls in flight. Raises openai's errors."""
+    def _post(self, request: dict, context: RunContext, max_retries: int | None = None) -> tuple[Completion, int]:
+        """One chat completion over HTTP, within the limit of calls in flight and the run's deadline.
+        Raises openai's errors, or Unavailable when the reply is no chat completion or time ran out."""
+        retries = self.max_retries if max_retries is None else max_retries
         client = self._client if max_retries is None else self._client.with_options(max_retries=max_retries)
         params = {key: value for key, value in request.items() if key != "base_url"}
-        with self._slots:
-            raw = client.chat.completions.with_raw_response.create(**params)
-        response = raw.parse()
+        # Every attempt's timeout, a little for the client's backoff between attempts, and a second's grace so
+        # that an attempt's own timeout (the clearer message) comes first.
+        limit = (retries + 1) * self.timeout_s + 2 * retries + 1
+        if context.deadline is not None:
+            limit = min(limit, context.remaining_s())
+        until = time.monotonic() + limit
+
+        def call():
+            if not self._slots.acquire(timeout=limit):
+                return None
+            _limits.until, _limits.timeout_s = until, self.timeout_s
+            try:
+                return client.chat.completions.with_raw_response.create(
+                    **params, timeout=max(0.1, min(self.timeout_s, until - time.monotonic())))
+            finally:
+                _limits.until = None
+                self._slots.release()
+
+        raw = _within(limit, call)
+        if raw is None:
+            raise self._out_of_time(limit, context)
+        try:
+            response = raw.parse()
+        except ValueError as error:  # JSONDecodeError: a body sent as JSON that is not
+            raise Unavailable(f"HTTP 200 with a body that is not JSON ({error}): {self._body(raw)}", pause=True) from None
+        if not hasattr(response, "choices"):  # a body sent as text/html, e.g. a proxy's page
+            raise Unavailable(f"HTTP 200 with a body that is not a chat completion: {self._body(raw)}", pause=True)
         if not response.choices:
-            raise InvalidAnswer("the server's reply had no choices")
+            raise Unavailable("HTTP 200 with a reply that has no choices", pause=True)
         choice, usage = response.choices[0], response.usage
         completion = Completion(
             content=choice.message.content or "",
@@ -215,9 +332,21 @@ class LLMReasoner(Reasoner):
         log.debug("%s answered in %s retries: %s", self.model, raw.retries_taken, completion)
         return completion, raw.retries_taken
 
-    def _unavailable(self, error: openai.APIError) -> Unavailable:
+    @staticmethod
+    def _body(raw) -> str:
+        text = raw.http_response.text
+        return f"{raw.http_response.headers.get('content-type', 'no content type')}, {clip(' '.join(text.split()), 80)!r}"
+
+    def _out_of_time(self, limit: float, context: RunContext) -> Unavailable:
+        if context.past_deadline():
+            return Unavailable(f"{deadline_words(context)} passed while it was being asked", pause=False)
+        return Unavailable(f"no complete answer within {limit:g} s", pause=True)
+
+    def _unavailable(self, error: openai.APIError, context: RunContext) -> Unavailable:
         """What failed, in words that say what to check."""
         attempts = f"{self.max_retries + 1} attempt{'s' if self.max_retries else ''}"
+        if isinstance(error, openai.APITimeoutError) and context.past_deadline():
+            return Unavailable(f"{deadline_words(context)} passed while it was being asked", pause=False)
         if isinstance(error, openai.APITimeoutError):
             return Unavailable(f"no answer within {self.timeout_s:g} s, {attempts}", pause=True)
         if isinstance(error, openai.APIConnectionError):
@@ -234,6 +363,21 @@ class LLMReasoner(Reasoner):
             return Unavailable(f"HTTP {error.status_code}{', ' + attempts if retried else ''}: {server_message(error)}",
                                pause=retried)
         return Unavailable(clip(str(error), 200), pause=False)
+
+
+class _Keep:
+    """Caches one reply when called (the reply was valid); an invalid cached reply is dropped instead."""
+
+    def __init__(self, cache, request: dict, completion: Completion, cached: bool):
+        self.cache, self.request, self.completion, self.cached = cache, request, completion, cached
+
+    def __call__(self) -> None:
+        if self.cache is not None and not self.cached:
+            self.cache.put(self.request, self.completion)
+
+    def drop(self) -> None:
+        if self.cache is not None and self.cached:
+            self.cache.delete(self.request)
 
 
 # -- answers -----------------------------------------------------------------------------------
@@ -340,6 +484,10 @@ def server_message(error: openai.APIStatusError) -> str:
         body = body["error"]
     message = body.get("message") if isinstance(body, dict) else None
     return clip(str(message or error.message), 160)
+
+
+def deadline_words(context: RunContext) -> str:
+    return f"the request's deadline of {context.deadline_s:g} s" if context.deadline_s is not None else "the request's deadline"
 
 
 def note_once(context: RunContext, text: str) -> None:

@@ -1,0 +1,115 @@
+"""A misbehaving LLM endpoint: whatever it does, the step falls back with a note that says what happened,
+and a request with a deadline returns within it (bounds are generous: the machine may be busy)."""
+
+import time
+
+import pytest
+
+from tender.agents.context import RunContext
+from tender.agents.reasoners.embedded import EmbeddedReasoner
+from tender.agents.reasoners.llm import LLMReasoner
+from tender.agents.request import Request
+from tender.agents.service import Tender
+from tender.agents.tasks import DecomposeTask
+from tests.llm_fake_server import Answer, Body, FakeLLMServer, Hang, ScriptedFallback, Trickle
+
+DECOMPOSITION = {"functions": [{"id": "f1", "name": "map", "description": "show restaurants on a map"}]}
+TASK = DecomposeTask(requirement="A map of nearby restaurants")
+REQUIREMENT = "A site that shows nearby restaurants on a map with their reviews"
+
+
+@pytest.fixture
+def server():
+    with FakeLLMServer() as fake:
+        yield fake
+
+
+@pytest.fixture
+def fallback():
+    return ScriptedFallback()
+
+
+def reasoner(server, fallback, **options) -> LLMReasoner:
+    return LLMReasoner(base_url=server.url, model="fake", fallback=fallback, **{"timeout_s": 2, "max_retries": 0, **options})
+
+
+@pytest.mark.parametrize("body", [
+    Body("<html><body><h1>502 Bad Gateway</h1></body></html>"),  # a proxy's page
+    Body("garbage{", content_type="application/json"),
+    Body('{"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": []}',
+         content_type="application/json"),
+], ids=["html", "garbage-as-json", "no-choices"])
+def test_an_http_200_that_is_no_chat_completion_falls_back_with_a_note(server, fallback, body):
+    server.enqueue(body)
+    context = RunContext()
+
+    output = reasoner(server, fallback).run(TASK, context)
+
+    assert output == fallback.outputs[DecomposeTask]
+    (note,) = context.notes
+    assert note.startswith("manager, decompose: the LLM endpoint failed (HTTP 200 with ")
+    assert "the test-scripted-fallback reasoner answered this step" in note
+    assert "repaired" not in note  # no repair was tried
+    assert context.cost.fallbacks == 1
+
+
+def test_the_still_invalid_note_comes_only_after_a_repair(server, fallback):
+    server.enqueue(Answer("not json"), Answer("still not json"))
+    context = RunContext()
+
+    reasoner(server, fallback).run(TASK, context)
+
+    assert len(server.requests) == 2
+    assert "sent it back once to be repaired" in context.notes[0]
+    assert "the repaired answer was still invalid" in context.notes[1]
+
+
+def test_a_trickled_reply_is_cut_at_the_timeout_not_at_each_read(server, fallback):
+    server.enqueue(Trickle(DECOMPOSITION, interval_s=0.2))  # about 80 s for the whole body
+    context = RunContext()
+
+    started = time.monotonic()
+    output = reasoner(server, fallback, timeout_s=1).run(TASK, context)
+
+    assert time.monotonic() - started < 10
+    assert output == fallback.outputs[DecomposeTask]
+    assert "no answer within 1 s" in context.notes[0]
+
+
+def test_a_request_deadline_holds_against_a_hanging_endpoint(server, fallback):
+    server.enqueue(Hang(60), Hang(60), Hang(60), Hang(60))
+    llm = reasoner(server, fallback, timeout_s=30, max_retries=3)
+    context = RunContext(deadline_s=1.5)
+
+    started = time.monotonic()
+    first = llm.run(TASK, context)
+    asked = len(server.requests)
+    later = llm.run(TASK, context)
+
+    assert time.monotonic() - started < 10
+    assert first == later == fallback.outputs[DecomposeTask]
+    assert len(server.requests) == asked  # past the deadline the endpoint is not asked again
+    assert "the request's deadline of 1.5 s passed" in context.notes[0]
+    assert "The request's deadline of 1.5 s passed: the remaining steps use the test-scripted-fallback reasoner." in context.notes
+
+
+def test_a_whole_run_with_a_deadline_returns_a_plan_in_time_whatever_the_endpoint_does(catalog, embedder):
+    offline = EmbeddedReasoner(embedder)
+    with FakeLLMServer(respond=lambda body: Trickle(DECOMPOSITION, interval_s=0.5)) as server:
+        llm = LLMReasoner(base_url=server.url, model="fake", fallback=offline, timeout_s=60, max_retries=3)
+        started = time.monotonic()
+        run = Tender(catalog, manager=llm, contractors=llm).recommend(Request.create(REQUIREMENT), RunContext(deadline_s=2))
+        took = time.monotonic() - started
+
+    assert took < 20
+    assert run.plan.apis
+    assert any("deadline of 2 s passed" in note for note in run.plan.notes)
+
+
+def test_contexts_can_share_one_deadline():
+    first = RunContext(deadline_s=30)
+    second = RunContext(deadline=first.deadline)
+
+    assert second.deadline == first.deadline and 0 < second.remaining_s() <= 30
+    assert not second.past_deadline() and RunContext().remaining_s() is None
+    assert RunContext(deadline_s=0).past_deadline()
