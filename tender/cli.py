@@ -209,19 +209,20 @@ def _backends(kwargs: dict) -> dict:
 @click.argument("requirement")
 @click.option("--protocol", type=click.Choice(["manager-led", "contractor-led", "collaborative", "single-agent"]),
               default="manager-led", show_default=True)
-@click.option("--organisation", type=click.Choice(["api", "category"]), default="api", show_default=True,
-              help="One contractor per API, or one per category.")
+@click.option("--organisation", type=click.Choice(["api", "category", "provider"]), default="api", show_default=True,
+              help="One contractor per API (or tool), per category, or per provider (an MCP server, an OpenAPI document).")
 @click.option("--max-apis", type=click.IntRange(min=1), help="At most this many APIs.")
 @click.option("--require-category", "required", multiple=True, help="The plan must use an API of this category (repeatable).")
 @click.option("--exclude-category", "excluded_categories", multiple=True, help="Never use APIs of this category (repeatable).")
 @click.option("--exclude-api", "excluded_apis", multiple=True, help="Never use this API, by id or name (repeatable).")
+@click.option("--exclude-deprecated", is_flag=True, help="Never use an item its source marks deprecated or gone.")
 @click.option("--routing", type=click.Choice(["embedding", "broadcast"]), default="embedding", show_default=True)
 @click.option("--top-n", type=click.IntRange(min=1), default=12, show_default=True, help="Contractors reached per call for proposals.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan (and transcript) as JSON.")
 @llm_options
 @click.pass_obj
 def recommend(settings: Settings, requirement, protocol, organisation, max_apis, required, excluded_categories,
-              excluded_apis, routing, top_n, as_json, **kwargs):
+              excluded_apis, exclude_deprecated, routing, top_n, as_json, **kwargs):
     """Recommend the APIs a composite service needs, as a plan.
 
     \b
@@ -235,7 +236,8 @@ def recommend(settings: Settings, requirement, protocol, organisation, max_apis,
     request = Request.create(requirement, protocol=protocol, organisation=organisation, routing=routing, top_n=top_n,
                              constraints=Constraints(max_apis=max_apis, required_categories=list(required),
                                                      excluded_categories=list(excluded_categories),
-                                                     excluded_apis=list(excluded_apis)))
+                                                     excluded_apis=list(excluded_apis),
+                                                     exclude_deprecated=exclude_deprecated))
     tender = make_tender(settings, open_catalog(settings), backends)
     run = tender.recommend(request)
     if as_json:

@@ -1,4 +1,5 @@
-"""Contractors: each knows one API (or one category of APIs) and bids from that local knowledge alone."""
+"""Contractors: each knows one API (or one category of APIs, or one provider's items: an MCP server's tools, an
+OpenAPI document's operations) and bids from that local knowledge alone."""
 
 import threading
 
@@ -46,6 +47,10 @@ def category_contractor_id(name: str) -> str:
     return f"category:{name}"
 
 
+def provider_contractor_id(name: str) -> str:
+    return f"provider:{name}"
+
+
 class ContractorPool:
     """Builds each contractor's knowledge from the catalogue once, on first use."""
 
@@ -85,6 +90,9 @@ class ContractorPool:
         kind, _, key = contractor.partition(":")
         if kind == "api":
             known = ContractorKnowledge(contractor=contractor, apis=[self.api_knowledge(int(key))])
+        elif kind == "provider":
+            ids = self.catalog.apis_of_provider(key)
+            known = ContractorKnowledge(contractor=contractor, provider=key, apis=[self.api_knowledge(i) for i in ids])
         else:
             ids = self.catalog.apis_in_categories([key])
             known = ContractorKnowledge(contractor=contractor, category=key, apis=[self.api_knowledge(i) for i in ids])

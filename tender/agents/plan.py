@@ -22,6 +22,7 @@ class Award(BaseModel):
     api_name: str
     score: float
     rationale: str
+    status: str = Field("unknown", description="The item's status: active, deprecated or unknown.")
 
 
 class PlanStep(BaseModel):
@@ -41,7 +42,13 @@ class RecommendedApi(BaseModel):
     categories: list[str]
     steps: list[str] = Field(description="Plan steps this API was awarded.")
     rationale: str
-    url: str = ""
+    url: str = Field("", description="The source's own reference; for ProgrammableWeb a path that leads nowhere today.")
+    status: str = Field("unknown", description="active, deprecated (the source says it is gone) or unknown.")
+    status_source: str = Field("", description="Where the status came from.")
+    link: str = Field("", description="Documentation or endpoint URL, where the source has one.")
+    provider: str = Field("", description="The API or MCP server the item belongs to.")
+    server: str = Field("", description="MCP tools: the server to call, by its configured name.")
+    tool: str = Field("", description="MCP tools: the tool's name on that server.")
 
 
 class Stages(BaseModel):

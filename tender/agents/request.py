@@ -8,7 +8,7 @@ from tender.catalog import TenderError
 
 Protocol = Literal["manager-led", "contractor-led", "collaborative", "single-agent"]
 PROTOCOLS: tuple[str, ...] = ("manager-led", "contractor-led", "collaborative", "single-agent")
-Organisation = Literal["api", "category"]
+Organisation = Literal["api", "category", "provider"]
 MAX_REQUIREMENT_CHARS = 20_000
 
 
@@ -21,6 +21,7 @@ class Constraints(BaseModel):
     required_categories: list[str] = Field(default_factory=list, description="The final set has an API of each.")
     excluded_categories: list[str] = Field(default_factory=list, description="No API of these categories is used.")
     excluded_apis: list[int | str] = Field(default_factory=list, description="APIs (ids or names) never used.")
+    exclude_deprecated: bool = Field(False, description="Never use an item its source marks deprecated or gone.")
 
 
 class Request(BaseModel):

@@ -1,12 +1,13 @@
 """Embedding routing: a call for proposals reaches only the top-N contractors whose profile (their API's
-description and the mashups that used it) is closest to the task, within the announced categories.
+description and the mashups that used it) is closest to the task, within the announced categories. Contractors
+holding a group (a category, a provider) rank by their best API.
 Contractors named in the requirement are reached first. `broadcast` reaches every eligible contractor."""
 
 import numpy as np
 
 from tender.catalog import Catalog
 
-from .contractor import api_contractor_id, category_contractor_id
+from .contractor import api_contractor_id, category_contractor_id, provider_contractor_id
 from .messages import CallForProposals, RoutedContractor, Routing
 from .text import mentions, name_forms
 
@@ -31,6 +32,10 @@ class Router:
             for name in catalog.get_api(int(api_id)).categories:
                 rows_of.setdefault(name, []).append(row)
         self._category_rows = {name: np.array(rows) for name, rows in rows_of.items()}
+        provider_rows: dict[str, list[int]] = {}
+        for row, api_id in enumerate(self.api_ids):
+            provider_rows.setdefault(catalog.get_api(int(api_id)).provider_name, []).append(row)
+        self._provider_rows = {name: np.array(rows) for name, rows in provider_rows.items()}
 
     def profile_scores(self, vector: np.ndarray) -> np.ndarray:
         """Per API: the best of its description's and its past mashups' similarity to the task."""
@@ -70,19 +75,37 @@ class Router:
                 reason="named in the requirement" if int(self.api_ids[r]) in named else
                 ("broadcast" if strategy == "broadcast" else f"profile similarity rank {i + 1}"))
                 for i, r in enumerate(chosen)]
+        elif self.organisation == "provider":
+            # A provider is eligible with whatever of its items the exclusions and the announced categories leave.
+            if excluded_apis:
+                mask &= ~np.isin(self.api_ids, list(excluded_apis))
+            if cfp.categories:
+                inside = np.zeros_like(mask)
+                for category in cfp.categories:
+                    inside[self._category_rows.get(category, [])] = True
+                mask &= inside
+            groups = {n: rows[mask[rows]] for n, rows in self._provider_rows.items()}
+            names = [n for n, rows in groups.items() if len(rows)]
+            contacted, eligible = self._route_groups(names, groups, scores, named, strategy, top_n, provider_contractor_id)
         else:
             names = [n for n in self._category_rows
                      if n not in excluded_categories and (not cfp.categories or n in cfp.categories)]
-            best = {n: float(scores[self._category_rows[n]].max()) for n in names}
-            named_rows = set(np.nonzero(np.isin(self.api_ids, list(named)))[0]) if named else set()
-            holds_named = {n for n in names if named_rows.intersection(self._category_rows[n].tolist())}
-            ranked = sorted(names, key=lambda n: (-(n in holds_named), -best[n], n))
-            chosen = ranked if strategy == "broadcast" else ranked[:top_n]
-            eligible = len(names)
-            contacted = [RoutedContractor(
-                contractor=category_contractor_id(n), similarity=round(best[n], 4),
-                reason="holds an API named in the requirement" if n in holds_named else
-                ("broadcast" if strategy == "broadcast" else f"profile similarity rank {i + 1}"))
-                for i, n in enumerate(chosen)]
+            contacted, eligible = self._route_groups(names, self._category_rows, scores, named, strategy, top_n,
+                                                     category_contractor_id)
         routing = Routing(task_id=cfp.task_id, strategy=strategy, eligible=eligible, contacted=contacted)
         return routing, [c.contractor for c in contacted]
+
+    def _route_groups(self, names, rows_of, scores, named, strategy, top_n, contractor_id) -> tuple[list[RoutedContractor], int]:
+        """Contractors that each hold a group of APIs (a category, a provider), ranked by their best API."""
+        best = {n: float(scores[rows_of[n]].max()) for n in names}
+        named_rows = set(np.nonzero(np.isin(self.api_ids, list(named)))[0]) if named else set()
+        holds_named = {n for n in names if named_rows.intersection(rows_of[n].tolist())}
+        ranked = sorted(names, key=lambda n: (-(n in holds_named), -best[n], n))
+        chosen = ranked if strategy == "broadcast" else ranked[:top_n]
+        eligible = len(names)
+        contacted = [RoutedContractor(
+            contractor=contractor_id(n), similarity=round(best[n], 4),
+            reason="holds an API named in the requirement" if n in holds_named else
+            ("broadcast" if strategy == "broadcast" else f"profile similarity rank {i + 1}"))
+            for i, n in enumerate(chosen)]
+        return contacted, eligible

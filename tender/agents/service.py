@@ -13,6 +13,7 @@ from .plan import Plan, RecommendedApi, Run, Stages
 from .reasoners.base import Reasoner
 from .request import PROTOCOLS, InvalidRequest, Request
 from .routing import Router
+from .status import prefer_active
 from .text import clauses
 from .vectors import QueryEncoder
 
@@ -47,7 +48,7 @@ class Tender:
     def warm_up(self) -> None:
         """Load the embedding model and the routers, so that the first request is not the slow one."""
         self.encoder.one("warm up")
-        for organisation in ("api", "category"):
+        for organisation in ("api", "category", "provider"):
             self._directory(organisation)
 
     def _resolve(self, request: Request) -> tuple[Request, set[int]]:
@@ -63,6 +64,8 @@ class Tender:
         if clash:
             raise InvalidRequest(f"categories {sorted(clash)} are both required and excluded; drop one of the two")
         constraints = constraints.model_copy(update={"required_categories": required, "excluded_categories": excluded_categories})
+        if constraints.exclude_deprecated:
+            excluded |= {api.id for api in self.catalog.apis() if api.status == "deprecated"}
         return request.model_copy(update={"constraints": constraints}), excluded
 
     def recommend(self, request: Request, context: RunContext | None = None) -> Run:
@@ -80,6 +83,9 @@ class Tender:
             outcome = {"manager-led": protocols.manager_led, "contractor-led": protocols.contractor_led,
                        "collaborative": protocols.collaborative}[request.protocol](manager, negotiation)
         protocols.enforce_constraints(manager, negotiation, outcome)
+        outcome.final, notes = prefer_active(outcome.final, outcome.proposals, self.catalog.get_api,
+                                             required_categories=request.constraints.required_categories)
+        context.notes.extend(notes)
         if request.protocol != "single-agent":
             manager.award(negotiation, outcome.proposals, outcome.final)
         context.report(1, 1, "plan ready")
@@ -107,13 +113,17 @@ class Tender:
                 best[p.api_id] = p
         names = {a: self.catalog.get_api(a).name for a in best}
         protocols.fill_steps(outcome, best, names)
+        for step in outcome.steps:
+            for award in step.awarded:
+                award.status = self.catalog.get_api(award.api_id).status
         apis = []
         for api_id in outcome.final:
             api = self.catalog.get_api(api_id)
             p = best[api_id]
             apis.append(RecommendedApi(api_id=api_id, name=api.name, score=p.score, categories=api.categories, url=api.url,
                                        steps=[s.id for s in outcome.steps if any(a.api_id == api_id for a in s.awarded)],
-                                       rationale=p.rationale))
+                                       rationale=p.rationale, status=api.status, status_source=api.status_source,
+                                       link=api.link, provider=api.provider_name, server=api.server, tool=api.tool))
         context.cost.messages = len(negotiation.transcript.messages)
         context.cost.contractors_contacted = len(negotiation.contacted)
         stages = Stages(

@@ -96,9 +96,10 @@ class ApiKnowledge(BaseModel):
 
 
 class ContractorKnowledge(BaseModel):
-    contractor: str = Field(description="'api:<id>' or 'category:<name>'.")
+    contractor: str = Field(description="'api:<id>', 'category:<name>' or 'provider:<name>'.")
     apis: list[ApiKnowledge]
     category: str | None = None
+    provider: str | None = None
 
 
 class BidDraft(BaseModel):

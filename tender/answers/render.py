@@ -12,10 +12,18 @@ def plan_text(plan: Plan, transcript: Transcript | None = None, runners_up: int 
         if step.categories:
             lines.append(f"      categories: {', '.join(step.categories)}")
         for award in step.awarded:
-            lines.append(f"      -> {award.api_name} (id {award.api_id}, score {award.score:.2f}): {award.rationale}")
+            dead = " DEPRECATED" if award.status == "deprecated" else ""
+            lines.append(f"      -> {award.api_name}{dead} (id {award.api_id}, score {award.score:.2f}): {award.rationale}")
     lines += ["", "APIs, best first:"]
     for rank, api in enumerate(plan.apis, start=1):
-        lines.append(f"  {rank}. {api.name} [{', '.join(api.categories)}] score {api.score:.2f}")
+        groups = f" [{', '.join(api.categories)}]" if api.categories else ""
+        lines.append(f"  {rank}. {api.name}{groups} score {api.score:.2f}")
+        if api.tool:
+            lines.append(f"     call: tool {api.tool!r} on MCP server {api.server!r}")
+        if api.status == "deprecated":
+            lines.append(f"     DEPRECATED ({api.status_source or 'by its source'})")
+        if api.link:
+            lines.append(f"     {api.link}")
     if not plan.apis:
         lines.append("  (none: no contractor made an acceptable bid)")
     others = _runners_up(plan, transcript)[:runners_up] if transcript else []
