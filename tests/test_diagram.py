@@ -2,7 +2,7 @@
 
 import re
 
-from tender.agents.diagram import sequence_diagram
+from tender.agents.diagram import sequence_diagram, summary_diagram
 from tender.agents.messages import (AcceptProposal, Backtrack, CallForProposals, Failure, Inform, Propose, RejectProposal,
                              Refuse, RoutedContractor, Routing, Transcript)
 
@@ -82,3 +82,46 @@ def test_contractors_can_be_named_by_the_caller():
     text = sequence_diagram(exchange(), names={"api:2": "Bing Maps"})
     assert re.search(r"    participant c\d+ as Bing Maps \(api 2\)", text)
     assert "participant c2 as api 2" not in text
+
+
+def crowded(winners: int, losers: int) -> Transcript:
+    """One call per winner, each reaching every contractor; contractor i bids on API i."""
+    contractors = [f"api:{i}" for i in range(winners + losers)]
+    messages, routing = [], []
+    for w in range(winners):
+        task = f"t{w + 1}"
+        messages.append(CallForProposals(sender="manager", receiver="*", task_id=task, requirement="r",
+                                         function_id=f"f{w + 1}", function=f"function {w + 1}"))
+        routing.append(routed(task, *contractors))
+        for i, c in enumerate(contractors):
+            if i % 3 == 2:
+                messages.append(Refuse(sender=c, receiver="manager", task_id=task, reason="not mine"))
+            else:
+                score = 0.9 if i == w else 0.1 + i / 100
+                messages.append(Propose(sender=c, receiver="manager", task_id=task, api_id=i, api_name=f"API {i}", score=score,
+                                        rationale="r", function_id=f"f{w + 1}"))
+        messages.append(AcceptProposal(sender="manager", receiver=f"api:{w}", task_id=task, api_id=w, reason="best"))
+    return Transcript(messages=messages, routing=routing)
+
+
+def test_the_summary_draws_the_winners_and_one_lane_for_everyone_else():
+    text = summary_diagram(crowded(winners=3, losers=30))
+    participants = [line for line in text.splitlines() if line.lstrip().startswith("participant ")]
+    assert len(participants) == 1 + 3 + 1
+    assert participants[-1].endswith("as 30 other contractors")
+    assert "as API 0 (api 0)" in text and "as API 1 (api 1)" in text
+    # Per call: the call to its winner and to the others, the winner's bid, the others' bids in one line, the award.
+    assert "manager->>w1: CFP f1: function 1" in text and "manager->>others: CFP f1 to 32" in text
+    assert "w1-->>manager: API 0 0.90" in text
+    assert "others-->>manager: 21 bids, best API 31 0.41, 11 refused" in text
+    assert text.count(": accept") == 3
+    assert len(text.splitlines()) < 30
+
+
+def test_the_summary_keeps_at_most_six_winner_lanes():
+    text = summary_diagram(crowded(winners=9, losers=5))
+    assert text.count("participant ") == 1 + 6 + 1
+
+
+def test_the_summary_of_an_empty_transcript_is_still_a_diagram():
+    assert summary_diagram(Transcript()) == "sequenceDiagram\n  participant manager as Manager\n"

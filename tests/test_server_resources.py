@@ -41,7 +41,8 @@ async def test_run_resource(settings):
         stored = json.loads((await client.read_resource(f"runs://{plan['run_id']}")).contents[0].text)
         with pytest.raises(MCPError, match="No run 'missing'"):
             await client.read_resource("runs://missing")
-    assert stored["plan"] == plan
+    assert stored["plan"]["run_id"] == plan["run_id"]
+    assert [a["name"] for a in stored["plan"]["apis"]] == plan["apis"]
     assert stored["transcript"]["messages"][0]["kind"] == "cfp"
 
 

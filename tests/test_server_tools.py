@@ -1,5 +1,6 @@
 """Every tool through the in-memory MCP client: results, schemas, progress, cancellation and errors."""
 
+import json
 import threading
 
 import anyio
@@ -14,6 +15,13 @@ from tender.answers.runs import RunStore
 from tests.server_support import REQUIREMENT, error_text, ok, server_env, settings  # noqa: F401 (fixtures)
 
 TOOLS = {"recommend_apis", "explain_bids", "compare_protocols", "search_apis", "get_api", "list_categories"}
+FOUR_FUNCTIONS = "Weather forecasts on a map. Send an SMS alert when a storm comes. Show restaurant reviews. Share photos with friends."
+
+
+def size(result) -> int:
+    """What a client receives and may pass on to its model: the text blocks and the structured copy."""
+    text = sum(len(block.text.encode()) for block in result.content)
+    return text + len(json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":")).encode())
 
 
 def connect(settings) -> Client:
@@ -27,11 +35,12 @@ async def recommend(client, requirement=REQUIREMENT, **arguments) -> dict:
 
 
 # -- the tool list --------------------------------------------------------------------------------
-async def test_every_tool_is_read_only_with_an_output_schema_and_a_description(settings):
+async def test_every_tool_is_read_only_with_a_title_an_output_schema_and_a_description(settings):
     async with connect(settings) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert set(tools) == TOOLS
         for tool in tools.values():
+            assert tool.title and tool.title != tool.name, tool.name
             assert tool.output_schema and tool.output_schema["type"] == "object", tool.name
             assert tool.annotations.read_only_hint is True
             assert tool.annotations.destructive_hint is not True
@@ -40,24 +49,76 @@ async def test_every_tool_is_read_only_with_an_output_schema_and_a_description(s
         schema = tools["recommend_apis"].input_schema
         assert schema["required"] == ["requirement"]
         assert schema["properties"]["protocol"]["enum"] == ["manager-led", "contractor-led", "collaborative", "single-agent"]
-        assert schema["properties"]["organisation"]["enum"] == ["api", "category"]
+        assert {"api", "category"} <= set(schema["properties"]["organisation"]["enum"])
         assert all(schema["properties"][name].get("description") for name in schema["properties"])
         assert "run_id" in tools["recommend_apis"].output_schema["properties"]
         assert "diagram" in tools["explain_bids"].output_schema["properties"]
 
 
+def bounds(schema: dict) -> dict:
+    """A property's bounds, wherever pydantic put them (an optional int nests them in anyOf)."""
+    found = {}
+    for part in [schema, *schema.get("anyOf", [])]:
+        found |= {k: v for k, v in part.items() if k in ("minimum", "maximum", "enum")}
+    return found
+
+
+async def test_numbers_and_choices_are_bounded_in_the_input_schemas(settings):
+    async with connect(settings) as client:
+        tools = {tool.name: tool.input_schema["properties"] for tool in (await client.list_tools()).tools}
+    assert bounds(tools["recommend_apis"]["max_apis"]) == {"minimum": 1, "maximum": 50}
+    assert bounds(tools["compare_protocols"]["max_apis"]) == {"minimum": 1, "maximum": 50}
+    assert bounds(tools["search_apis"]["limit"]) == {"minimum": 1, "maximum": 100}
+    assert bounds(tools["list_categories"]["limit"]) == {"minimum": 1, "maximum": 1000}
+    for tool in ("recommend_apis", "explain_bids"):
+        assert bounds(tools[tool]["detail"]) == {"enum": ["summary", "full"]}
+    assert bounds(tools["recommend_apis"]["manager_backend"]) == {"enum": ["offline", "llm"]}
+
+
 # -- recommend_apis -------------------------------------------------------------------------------
-async def test_recommend_apis_returns_a_plan_and_stores_the_run(settings):
+async def test_recommend_apis_returns_each_function_with_its_apis_and_stores_the_run(settings):
     async with connect(settings) as client:
         plan = await recommend(client)
-        names = [api["name"] for api in plan["apis"]]
-        assert {"Google Maps", "Yelp"} & set(names), names
-        assert plan["protocol"] == "manager-led" and plan["organisation"] == "api"
-        assert plan["steps"] and plan["stages"]["final"] == [api["api_id"] for api in plan["apis"]]
-        assert plan["backends"] == {"manager": "offline", "contractors": "offline"}
-        stored = RunStore(settings.runs_path).get(plan["run_id"])
-        assert stored.plan.model_dump(mode="json") == plan
-        assert stored.transcript.messages
+    assert {"Google Maps", "Yelp"} & set(plan["apis"]), plan["apis"]
+    assert plan["protocol"] == "manager-led" and plan["detail"] == "summary"
+    stored = RunStore(settings.runs_path).get(plan["run_id"])
+    assert [f["id"] for f in plan["functions"]] == [s.id for s in stored.plan.steps]
+    awarded = [api for function in plan["functions"] for api in function["apis"]]
+    assert {api["name"] for api in awarded} == set(plan["apis"]) == {a.name for a in stored.plan.apis}
+    for api in awarded:
+        assert api["does"] and len(api["does"]) <= 120 and "\n" not in api["does"]
+        assert api["status"] in ("active", "deprecated", "unknown")
+        assert 0 <= api["confidence"] <= 1
+        # A reason a person gives, not the bid model's features.
+        assert api["why"] and len(api["why"]) <= 100 and "weight" not in api["why"], api["why"]
+    assert stored.transcript.messages
+
+
+async def test_recommend_apis_leaves_the_stage_sets_and_transcript_to_full_detail(settings):
+    async with connect(settings) as client:
+        compact = await recommend(client)
+        full = await recommend(client, detail="full")
+    assert not {"stages", "transcript", "cost", "requirement"} & set(compact)
+    assert full["detail"] == "full" and full["requirement"] == REQUIREMENT
+    assert full["stages"]["final"] == [api["api_id"] for api in full["plan"]]
+    assert full["transcript"]["messages"][0]["kind"] == "cfp"
+    assert full["backends"] == {"manager": "offline", "contractors": "offline"}
+    assert [f["apis"] for f in full["functions"]] == [f["apis"] for f in compact["functions"]]
+
+
+async def test_a_four_function_answer_fits_an_assistants_context(settings):
+    """The budgets of issue 21: what a client receives (text and structured copy) for four functions."""
+    async with connect(settings) as client:
+        result = await client.call_tool("recommend_apis", {"requirement": FOUR_FUNCTIONS})
+        plan = ok(result)
+        assert len(plan["functions"]) == 4
+        assert size(result) <= 4096, size(result)
+        assert json.loads(result.content[0].text) == plan
+        summary = await client.call_tool("explain_bids", {"run_id": plan["run_id"]})
+        assert len(ok(summary)["functions"]) == 4
+        assert size(summary) <= 8192, size(summary)
+        full = await client.call_tool("explain_bids", {"run_id": plan["run_id"], "detail": "full"})
+        assert size(full) > 3 * size(summary)  # the drill-down is there when asked for
 
 
 async def test_recommend_apis_reports_progress_step_by_step(settings):
@@ -67,10 +128,12 @@ async def test_recommend_apis_reports_progress_step_by_step(settings):
         async def on_progress(done, total, message):
             updates.append((done, total, message))
 
-        await client.call_tool("recommend_apis", {"requirement": REQUIREMENT}, progress_callback=on_progress)
+        await client.call_tool("recommend_apis", {"requirement": FOUR_FUNCTIONS}, progress_callback=on_progress)
         assert len(updates) >= 3, updates
-        shares = [done / total for done, total, _ in updates]
-        assert shares == sorted(shares) and shares[-1] == 1
+        # The MCP specification: one total, and a value that increases with every notification.
+        assert {total for _, total, _ in updates} == {100}
+        values = [done for done, _, _ in updates]
+        assert all(a < b for a, b in zip(values, values[1:])) and values[-1] == 100, values
         assert updates[0][2].startswith("announcing f1")
         assert updates[-1][2] == "plan ready"
 
@@ -80,9 +143,9 @@ async def test_recommend_apis_honours_the_constraints(settings):
         plan = await recommend(client, max_apis=1)
         assert len(plan["apis"]) == 1
         plan = await recommend(client, excluded_apis=["Google Maps", 3])
-        assert not {"Google Maps", "Yelp"} & {api["name"] for api in plan["apis"]}
-        plan = await recommend(client, excluded_categories=["mapping"])
-        assert all("Mapping" not in api["categories"] for api in plan["apis"])
+        assert not {"Google Maps", "Yelp"} & set(plan["apis"])
+        plan = await recommend(client, excluded_categories=["mapping"], detail="full")
+        assert all("Mapping" not in api["categories"] for api in plan["plan"])
         assert plan["constraints"]["excluded_categories"] == ["Mapping"]  # the catalogue's spelling
 
 
@@ -91,7 +154,7 @@ async def test_recommend_apis_honours_the_constraints(settings):
 async def test_recommend_apis_runs_every_protocol_and_organisation(settings, protocol, organisation):
     async with connect(settings) as client:
         plan = await recommend(client, protocol=protocol, organisation=organisation)
-        assert plan["protocol"] == protocol and plan["organisation"] == organisation and plan["apis"]
+        assert plan["protocol"] == protocol and plan["apis"] and plan["functions"]
 
 
 class RecordingTender(Tender):
@@ -142,7 +205,9 @@ async def test_a_cancelled_request_stops_its_run(settings):
     ({"requirement": "\x00\x01\x02"}, "plain text"),
     ({"requirement": REQUIREMENT, "protocol": "auction"}, "'manager-led', 'contractor-led', 'collaborative' or 'single-agent'"),
     ({"requirement": REQUIREMENT, "organisation": "team"}, "'api' or 'category'"),
-    ({"requirement": REQUIREMENT, "max_apis": 0}, "max_apis: Input should be greater than or equal to 1"),
+    ({"requirement": REQUIREMENT, "max_apis": 0}, "greater than or equal to 1"),
+    ({"requirement": REQUIREMENT, "max_apis": 51}, "less than or equal to 50"),
+    ({"requirement": REQUIREMENT, "detail": "everything"}, "'summary' or 'full'"),
     ({"requirement": REQUIREMENT, "required_categories": ["Mappng"]}, "Close names: Mapping"),
     ({"requirement": REQUIREMENT, "excluded_categories": ["Nope"]}, "list_categories shows them all"),
     ({"requirement": REQUIREMENT, "excluded_apis": ["Gogle Mapps"]}, "search_apis"),
@@ -160,10 +225,31 @@ async def test_recommend_apis_errors_say_how_to_fix_the_call(settings, arguments
 
 
 # -- explain_bids ---------------------------------------------------------------------------------
-async def test_explain_bids_tells_the_exchange_call_by_call(settings):
+async def test_explain_bids_summarises_each_function(settings):
     async with connect(settings) as client:
-        plan = await recommend(client)
+        plan = await recommend(client, FOUR_FUNCTIONS)
         explanation = ok(await client.call_tool("explain_bids", {"run_id": plan["run_id"]}))
+    assert explanation["detail"] == "summary" and "calls" not in explanation
+    assert explanation["apis"] == plan["apis"] and explanation["transcript_uri"] == f"runs://{plan['run_id']}"
+    assert [f["id"] for f in explanation["functions"]] == [f["id"] for f in plan["functions"]]
+    for told, chosen in zip(explanation["functions"], plan["functions"]):
+        assert told["sent_to"].split()[0].isdigit() and "contractors" in told["sent_to"]
+        assert [w["name"] for w in told["winners"]] == [a["name"] for a in chosen["apis"]]
+        assert told["bids"] >= len(told["winners"])
+        losing = told.get("best_losing")
+        if losing:
+            assert losing["name"] not in {w["name"] for w in told["winners"]}
+            assert losing["why"] and losing["outcome"]
+            assert losing["confidence"] <= max(w["confidence"] for w in told["winners"]) or losing["name"] in plan["apis"]
+    diagram = explanation["diagram"]
+    assert diagram.startswith("sequenceDiagram\n") and "other contractors" in diagram
+    assert diagram.count("participant ") <= 8
+
+
+async def test_explain_bids_in_full_tells_the_exchange_call_by_call(settings):
+    async with connect(settings) as client:
+        plan = await recommend(client, detail="full")
+        explanation = ok(await client.call_tool("explain_bids", {"run_id": plan["run_id"], "detail": "full"}))
         assert explanation["run_id"] == plan["run_id"] and explanation["apis"] == plan["apis"]
         call = explanation["calls"][0]
         assert call["function_id"] == "f1" and call["round"] == 1 and call["categories"]
@@ -179,18 +265,21 @@ async def test_explain_bids_tells_the_exchange_call_by_call(settings):
         assert explanation["stage_sizes"] == {k: len(v) for k, v in plan["stages"].items()}
         assert explanation["cost"] == plan["cost"]
         assert explanation["diagram"].startswith("sequenceDiagram\n")
-        assert "propose" in explanation["diagram"]
+        assert "propose" in explanation["diagram"] and "other contractors" not in explanation["diagram"]
 
 
 async def test_explain_bids_can_keep_to_one_step(settings):
     async with connect(settings) as client:
         plan = await recommend(client, "Weather forecasts on a map. Send an SMS alert when a storm comes.")
-        step = plan["steps"][-1]
-        explanation = ok(await client.call_tool("explain_bids", {"run_id": plan["run_id"], "function": step["id"]}))
+        step = plan["functions"][-1]
+        summary = ok(await client.call_tool("explain_bids", {"run_id": plan["run_id"], "function": step["id"]}))
+        assert summary["function"] == step["id"] and [f["id"] for f in summary["functions"]] == [step["id"]]
+        arguments = {"run_id": plan["run_id"], "function": step["id"], "detail": "full"}
+        explanation = ok(await client.call_tool("explain_bids", arguments))
         assert explanation["function"] == step["id"]
         assert [s["id"] for s in explanation["steps"]] == [step["id"]]
         assert explanation["calls"] and all(c["function_id"] == step["id"] for c in explanation["calls"])
-        by_text = ok(await client.call_tool("explain_bids", {"run_id": plan["run_id"], "function": step["function"]}))
+        by_text = ok(await client.call_tool("explain_bids", arguments | {"function": step["function"]}))
         assert by_text["calls"] == explanation["calls"]
 
 
@@ -211,7 +300,7 @@ async def test_explain_bids_works_after_a_restart(settings):
         plan = await recommend(first)
     async with Client(build_server(settings)) as second:
         explanation = ok(await second.call_tool("explain_bids", {"run_id": plan["run_id"]}))
-    assert explanation["apis"] == plan["apis"]
+    assert explanation["apis"] == plan["apis"] and explanation["functions"]
 
 
 # -- compare_protocols ----------------------------------------------------------------------------
@@ -234,8 +323,9 @@ async def test_compare_protocols_sets_the_four_side_by_side(settings):
             assert row["messages"] == run.plan.cost.messages == len(run.transcript.messages)
             assert row["apis"] and row["latency_ms"] > 0 and row["tokens"] == 0
         assert set(comparison["common_apis"]) <= {a["name"] for a in runs[0]["apis"]}
-        shares = [done / total for done, total, _ in updates]
-        assert shares == sorted(shares) and shares[-1] == 1 and {total for _, total, _ in updates} == {4}
+        values = [done for done, _, _ in updates]
+        assert all(a < b for a, b in zip(values, values[1:])) and values[-1] == 100
+        assert {total for _, total, _ in updates} == {100}
         assert {message.split(":")[0] for _, _, message in updates} == {r["protocol"] for r in runs}
 
 
@@ -311,7 +401,7 @@ async def test_recommend_apis_on_an_llm_backend(settings, tmp_path):
     with FakeLLMServer(respond=lambda body: Answer("I would rather not say.")) as llm:
         with_llm = replace(settings, llm_base_url=llm.url, llm_model=f"fake-{tmp_path.name}")
         async with Client(build_server(with_llm)) as client:
-            plan = await recommend(client, manager_backend="llm")
+            plan = await recommend(client, manager_backend="llm", detail="full")
         assert llm.requests
     assert plan["backends"] == {"manager": "llm", "contractors": "offline"}
     assert plan["cost"]["llm_calls"] >= 1 and plan["cost"]["fallbacks"] >= 1

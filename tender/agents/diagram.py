@@ -1,7 +1,9 @@
-"""A Mermaid sequence diagram of a contract-net exchange, for people reading a transcript.
+"""Mermaid sequence diagrams of a contract-net exchange, for people reading a transcript.
 
 Calls for proposals are solid arrows to each contractor the routing reached, answers come back dashed;
-refusals and rejections end in a cross. Backtracking and fallbacks appear as notes."""
+refusals and rejections end in a cross. Backtracking and fallbacks appear as notes. `summary_diagram`
+draws the winners and folds everyone else into one lane, so it fits a chat pane; `sequence_diagram`
+draws every contractor and message."""
 
 import re
 from collections.abc import Mapping
@@ -79,6 +81,82 @@ def sequence_diagram(transcript: Transcript, *, names: Mapping[str, str] | None 
 
     head = ["sequenceDiagram", "    participant manager as Manager"]
     head += [f"    participant {a} as {_text(names.get(p, p), 80)}" for p, a in participants.items() if p != MANAGER]
+    return "\n".join(head + body) + "\n"
+
+
+MAX_WINNER_LANES = 6  # with the manager and the others' lane: at most 8 participants
+
+
+def summary_diagram(transcript: Transcript, *, names: Mapping[str, str] | None = None,
+                    max_lanes: int = MAX_WINNER_LANES) -> str:
+    """The exchange as a person reads it: one lane per winning contractor (at most `max_lanes`, best
+    first), one lane for all the other contractors, and per call for proposals a handful of arrows:
+    the call, the winners' bids, the others' bids in one line (their count and best), the awards."""
+    tasks = {m.task_id: m for m in transcript.of_kind("cfp")}
+    scores: dict[tuple[str, int], float] = {}
+    for m in transcript.of_kind("propose"):
+        scores[m.sender, m.api_id] = max(scores.get((m.sender, m.api_id), 0.0), m.score)
+    best: dict[str, float] = {}
+    for m in transcript.of_kind("accept"):  # a winner's lane is ranked by its best accepted bid
+        best[m.receiver] = max(best.get(m.receiver, 0.0), scores.get((m.receiver, m.api_id), 0.0))
+    lanes = sorted(best, key=lambda c: -best[c])[:max_lanes]
+    contacted = {r.task_id: [c.contractor for c in r.contacted] for r in transcript.routing}
+    everyone = {c for cs in contacted.values() for c in cs} | {m.sender for m in transcript.messages if m.kind in ("propose", "refuse")}
+    others = sorted(everyone - set(lanes))
+    labels = _contractor_names(transcript) | {c: f"{n} ({c.replace(':', ' ')})" for c, n in (names or {}).items()}
+    alias = {c: f"w{i}" for i, c in enumerate(lanes, start=1)}
+
+    body: list[str] = []
+    others_lane = False
+    backtracks = {(b.function_id, b.round): b for b in transcript.backtracking}
+    for task_id, call in tasks.items():
+        back = backtracks.get((call.function_id, call.round))
+        if back:
+            body.append(f"  Note over manager: {_text(f'backtrack {back.function_id}: {back.reason}', 70)}")
+        messages = transcript.for_task(task_id)
+        reached = contacted.get(task_id) or ([call.receiver] if call.receiver != "*" else [])
+        label = f"CFP {call.function_id or 'requirement'}" + (f" round {call.round}" if call.round > 1 else "")
+        if call.function:
+            label += f": {call.function}"
+        # This call's own winners get their lanes; everyone else it reached, other calls' winners
+        # included, answers in the others' lane.
+        won = {m.receiver for m in messages if m.kind == "accept" and m.receiver in alias}
+        mine = [c for c in reached if c in won] + sorted(won - set(reached))
+        rest = [c for c in reached if c not in won]
+        if not reached:
+            body.append(f"  Note over manager: {_text(label + ' reached no contractor', 70)}")
+        for c in mine:
+            body.append(f"  manager->>{alias[c]}: {_text(label, 60)}")
+        if rest:
+            others_lane = True
+            short = f"CFP {call.function_id or 'requirement'}" if mine else _text(label, 50)
+            body.append(f"  manager->>others: {short} to {len(rest)}")
+        proposals = [m for m in messages if m.kind == "propose"]
+        for m in proposals:
+            if m.sender in won:
+                body.append(f"  {alias[m.sender]}-->>manager: {_text(f'{m.api_name} {m.score:.2f}', 60)}")
+        theirs = sorted((m for m in proposals if m.sender not in won), key=lambda m: -m.score)
+        refused = sum(1 for m in messages if m.kind == "refuse" and m.sender not in won)
+        if theirs or refused:
+            text = f"{len(theirs)} bid{'s' if len(theirs) != 1 else ''}"
+            if theirs:
+                text += f", best {theirs[0].api_name} {theirs[0].score:.2f}"
+            if refused:
+                text += f", {refused} refused"
+            others_lane = True
+            body.append(f"  others-->>manager: {_text(text, 70)}")
+        for m in messages:
+            if m.kind == "accept" and m.receiver in won:
+                body.append(f"  manager->>{alias[m.receiver]}: accept")
+            elif m.kind == "failure":
+                body.append(f"  Note over manager: {_text(f'failure: {m.reason}', 70)}")
+    for note in transcript.notes[:3]:
+        body.append(f"  Note over manager: {_text(note, 70)}")
+    head = ["sequenceDiagram", "  participant manager as Manager"]
+    head += [f"  participant {alias[c]} as {_text(labels.get(c, c), 60)}" for c in lanes]
+    if others_lane:
+        count = f"{len(others)} other" if others else "Other"
+        head.append(f"  participant others as {count} contractor{'s' if len(others) != 1 else ''}")
     return "\n".join(head + body) + "\n"
 
 

@@ -1,20 +1,29 @@
-"""A stored run, told call by call: what explain_bids returns."""
+"""A stored run, told function by function: what explain_bids returns.
 
-from tender.agents.diagram import sequence_diagram
+The summary says, per function, whom the call for proposals reached and why, the winning and the best
+losing bids with their reasons, and any backtracking; `detail="full"` adds every call with every answer
+and the full diagram. The message list itself stays in the runs database (runs://{run_id})."""
+
+import re
+
+from tender.agents.diagram import sequence_diagram, summary_diagram
 from tender.agents.messages import Transcript
 from tender.agents.plan import Run
-from tender.catalog import TenderError
+from tender.catalog import Catalog, TenderError
 
-from .schemas import Bid, CallExplained, Decision, Explanation, Refusal, StageSizes
+from .brief import api_choice, one_line, step_reason, why, winning_bid
+from .schemas import (Bid, BidBrief, CallExplained, Decision, Detail, Explanation, FunctionExplained, Refusal,
+                      StageSizes)
 
 
 class UnknownFunction(TenderError):
     pass
 
 
-def explain(run: Run, function: str | None = None, names: dict[str, str] | None = None) -> Explanation:
-    """Group the transcript by call for proposals; with `function` (a step id such as 'f1', or its
-    text), keep only the calls announcing that step. `names` labels contractors in the diagram.
+def explain(run: Run, function: str | None = None, names: dict[str, str] | None = None,
+            detail: Detail = "summary", catalog: Catalog | None = None) -> Explanation:
+    """Tell the run per function; with `function` (a step id such as 'f1', or its text), only that step.
+    `names` labels contractors in the diagram; `catalog` adds usage counts to the reasons.
     Raises UnknownFunction naming the valid steps."""
     plan, transcript = run.plan, run.transcript
     step_id = _step_id(run, function) if function else None
@@ -24,24 +33,98 @@ def explain(run: Run, function: str | None = None, names: dict[str, str] | None 
             messages=[m for m in transcript.messages if m.task_id in tasks],
             routing=[r for r in transcript.routing if r.task_id in tasks],
             backtracking=[b for b in transcript.backtracking if b.function_id == step_id],
+            notes=transcript.notes,
         )
-    return Explanation(
+    calls = _calls(transcript)
+    result = Explanation(
         run_id=plan.run_id,
-        requirement=plan.requirement,
         protocol=plan.protocol,
         organisation=plan.organisation,
+        detail=detail,
         function=step_id,
-        steps=[s for s in plan.steps if step_id in (None, s.id)],
-        apis=plan.apis,
-        calls=_calls(transcript),
-        backtracking=transcript.backtracking,
-        stages=plan.stages,
-        stage_sizes=StageSizes(category=len(plan.stages.category), bidding=len(plan.stages.bidding),
-                               final=len(plan.stages.final)),
-        cost=plan.cost,
+        functions=_functions(run, calls, transcript, catalog),
+        apis=[a.name for a in plan.apis],
+        messages=plan.cost.messages,
+        contractors_contacted=plan.cost.contractors_contacted,
         notes=transcript.notes or plan.notes,
-        diagram=sequence_diagram(transcript, names=names),
+        diagram=(sequence_diagram if detail == "full" else summary_diagram)(transcript, names=names),
+        transcript_uri=f"runs://{plan.run_id}",
     )
+    if detail == "full":
+        result = result.model_copy(update=dict(
+            requirement=plan.requirement, steps=[s for s in plan.steps if step_id in (None, s.id)], calls=calls, backtracking=transcript.backtracking,
+            stages=plan.stages, cost=plan.cost,
+            stage_sizes=StageSizes(category=len(plan.stages.category), bidding=len(plan.stages.bidding),
+                                   final=len(plan.stages.final))))
+    return result
+
+
+def _functions(run: Run, calls: list[CallExplained], transcript: Transcript, catalog: Catalog | None) -> list[FunctionExplained]:
+    """One entry per announced function, its rounds merged, in the order first announced."""
+    steps = {s.id: s for s in run.plan.steps}
+    groups: dict[str | None, list[CallExplained]] = {}
+    for call in calls:
+        groups.setdefault(call.function_id, []).append(call)
+    told = []
+    for function_id, rounds in groups.items():
+        step = steps.get(function_id) if function_id else None
+        if function_id is None:  # the whole requirement announced at once: every step's awards came from it
+            awards = [a for s in run.plan.steps for a in s.awarded]
+        else:
+            awards = step.awarded if step else []
+        winners = {a.api_id for a in awards}
+        proposals = sorted((p for c in rounds for p in c.proposals), key=lambda p: -p.score)
+        decisions = {d.api_id: d.reason for c in rounds for d in c.decisions}
+        losing = next((p for p in proposals if p.api_id not in winners), None)
+        told.append(FunctionExplained(
+            id=function_id,
+            function=(step.function if step else rounds[0].function) or one_line(run.plan.requirement, 80),
+            status=getattr(step.status, "value", None) if step else None,
+            sent_to=_sent_to(rounds[-1]),
+            categories=rounds[-1].categories,
+            rounds=len(rounds),
+            bids=len(proposals),
+            refusals=sum(len(c.refusals) for c in rounds),
+            winners=[_winner(a, transcript, function_id, catalog, decisions) for a in awards],
+            best_losing=_brief(losing, catalog, decisions) if losing else None,
+            backtracking=[f"round {b.round}: {b.reason} ({', '.join(b.from_categories) or 'any'} -> "
+                          f"{', '.join(b.to_categories) or 'any'})" for b in transcript.backtracking
+                          if b.function_id == function_id],
+            reason=step_reason(step) if step else None,
+        ))
+    return told
+
+
+def _winner(award, transcript, function_id, catalog, decisions) -> BidBrief:
+    choice = api_choice(award, winning_bid(transcript, award.api_id, function_id), catalog)
+    return BidBrief(api_id=award.api_id, name=award.api_name, confidence=choice.confidence, why=choice.why)
+
+
+def _brief(bid: Bid, catalog: Catalog | None, decisions: dict[int, str]) -> BidBrief:
+    usage = catalog.usage_count(bid.api_id) if catalog is not None and bid.api_id in set(catalog.api_ids()) else None
+    return BidBrief(api_id=bid.api_id, name=bid.api_name, confidence=round(bid.score, 2),
+                    why=why(bid.evidence, bid.rationale, usage), outcome=decisions.get(bid.api_id))
+
+
+_RANK = re.compile(r"\s*(?:rank\s*)?#?\d+\s*$")
+
+
+def _sent_to(call: CallExplained) -> str:
+    """'12 of 940 contractors: 1 named in the requirement, 11 closest in profile (similarity 0.66 to 0.43)'."""
+    contacted = call.contacted
+    if not contacted:
+        return "no contractor"
+    of = f" of {call.eligible}" if call.eligible else ""
+    if call.routing_strategy == "broadcast":
+        return f"all {len(contacted)}{of} contractors (broadcast)"
+    reasons: dict[str, int] = {}
+    for c in contacted:
+        reason = _RANK.sub("", c.reason).replace("profile similarity", "closest in profile") or "routed"
+        reasons[reason] = reasons.get(reason, 0) + 1
+    similarities = [c.similarity for c in contacted]
+    why_them = ", ".join(f"{n} {reason}" for reason, n in reasons.items())
+    return (f"{len(contacted)}{of} contractors: {why_them} "
+            f"(similarity {max(similarities):.2f} to {min(similarities):.2f})")
 
 
 def _step_id(run: Run, function: str) -> str:

@@ -1,10 +1,16 @@
 """What the tools return. Each model is a tool's outputSchema, so its field descriptions are written
-for the assistant reading the result. recommend_apis returns agents.plan.Plan itself."""
+for the assistant reading the result. Fields that only `detail="full"` fills are None otherwise and
+left out of the result."""
+
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from tender.agents.messages import Backtrack, RoutedContractor
+from tender.agents.messages import Backtrack, RoutedContractor, Transcript
 from tender.agents.plan import Cost, PlanStep, RecommendedApi, Stages
+from tender.agents.request import Constraints
+
+Detail = Literal["summary", "full"]
 
 
 class CategoryInfo(BaseModel):
@@ -106,21 +112,100 @@ class StageSizes(BaseModel):
     final: int = Field(description="APIs in the plan.")
 
 
+# -- recommend_apis: the plan an assistant acts on ------------------------------------------------
+class ApiChoice(BaseModel):
+    """An API awarded to a function, told in a line or two."""
+
+    api_id: int
+    name: str
+    does: str = Field(description="What the API does: the first sentence of its description, shortened.")
+    link: str | None = Field(None, description="Documentation or endpoint URL, where the catalogue has a real one.")
+    status: str = Field("unknown", description="'active', 'deprecated' (avoid for new work) or 'unknown'.")
+    provider: str | None = Field(None, description="The API or MCP server it belongs to, when not the API itself.")
+    server: str | None = Field(None, description="MCP tools: the server to connect to.")
+    tool: str | None = Field(None, description="MCP tools: the tool name to call.")
+    confidence: float = Field(description="How sure the award is, in [0, 1]: the winning bid's score.")
+    why: str = Field(description="Why it won, in a short phrase.")
+
+
+class FunctionChoice(BaseModel):
+    """One function (plan step) of the requirement and what it was awarded."""
+
+    id: str = Field(description="Step id, e.g. 'f1'; explain_bids(run_id, function=id) tells its bidding.")
+    function: str = Field(description="What this part of the service does.")
+    status: str = Field(description="'awarded'; 'skipped', 'failed' or 'unserved' when no API was awarded.")
+    reason: str | None = Field(None, description="Why no API serves this function, when none does.")
+    apis: list[ApiChoice] = Field(default_factory=list)
+
+
+class Recommendation(BaseModel):
+    run_id: str = Field(description="Keep it: explain_bids(run_id) tells the bidding behind this plan.")
+    protocol: str
+    detail: Detail = "summary"
+    functions: list[FunctionChoice] = Field(description="The requirement's functions in order, each with its API(s).")
+    apis: list[str] = Field(description="The final API set by name, best first.")
+    notes: list[str] = Field(default_factory=list, description="Fallbacks, budget events and other remarks.")
+    # detail="full" only
+    requirement: str | None = Field(None, description="Full only: the requirement as the agents read it.")
+    organisation: str | None = None
+    stages: Stages | None = Field(None, description="Full only: candidate API ids at each stage (categories, bids, final).")
+    cost: Cost | None = Field(None, description="Full only: messages, contractors contacted, LLM calls and tokens.")
+    latency_ms: float | None = None
+    constraints: Constraints | None = None
+    backends: dict[str, str] | None = Field(None, description="Full only: the reasoner of each role.")
+    plan: list[RecommendedApi] | None = Field(None, description="Full only: the final set with scores and the bid model's rationales.")
+    transcript: Transcript | None = Field(None, description="Full only: every contract-net message, routing and backtrack.")
+
+
+# -- explain_bids: the bidding, told per function -------------------------------------------------
+class BidBrief(BaseModel):
+    api_id: int
+    name: str
+    confidence: float = Field(description="The bid's score, in [0, 1].")
+    why: str = Field(description="The bid's case, in a short phrase.")
+    outcome: str | None = Field(None, description="The manager's decision: why it was accepted or rejected.")
+
+
+class FunctionExplained(BaseModel):
+    """How one function was put out to tender and who won it."""
+
+    id: str | None = Field(description="The plan step; None when the whole requirement was announced at once.")
+    function: str
+    status: str | None = None
+    sent_to: str = Field(description="Whom the call for proposals reached, and why them.")
+    categories: list[str] = Field(default_factory=list, description="Categories the call was restricted to.")
+    rounds: int = Field(1, description="Announcements made; more than 1 after backtracking.")
+    bids: int = Field(0, description="Proposals received.")
+    refusals: int = 0
+    winners: list[BidBrief] = Field(default_factory=list)
+    best_losing: BidBrief | None = Field(None, description="The highest bid that was not awarded, and why it lost.")
+    backtracking: list[str] = Field(default_factory=list, description="Why the function was announced again, if it was.")
+    reason: str | None = Field(None, description="Why no API serves this function, when none does.")
+
+
 class Explanation(BaseModel):
     run_id: str
-    requirement: str
     protocol: str
     organisation: str
+    detail: Detail = "summary"
     function: str | None = Field(None, description="The plan step this explanation is limited to, if any.")
-    steps: list[PlanStep] = Field(description="The plan's steps with their awards.")
-    apis: list[RecommendedApi] = Field(description="The final API set, best first.")
-    calls: list[CallExplained] = Field(description="Every call for proposals, in order.")
-    backtracking: list[Backtrack] = Field(description="Functions sent back to category mapping, and why.")
-    stages: Stages = Field(description="Candidate API ids at each stage: mapped categories, bids, final.")
-    stage_sizes: StageSizes
-    cost: Cost
-    notes: list[str] = Field(description="Fallbacks, budget events and other remarks.")
-    diagram: str = Field(description="A Mermaid sequenceDiagram of the exchange; render it in a ```mermaid block.")
+    functions: list[FunctionExplained] = Field(description="Per function: whom the call reached, the winning and the best losing bids.")
+    apis: list[str] = Field(description="The final API set by name, best first.")
+    messages: int = Field(description="Contract-net messages exchanged in the whole run.")
+    contractors_contacted: int
+    notes: list[str] = Field(default_factory=list, description="Fallbacks, budget events and other remarks.")
+    diagram: str = Field(description=(
+        "A Mermaid sequenceDiagram; render it in a ```mermaid block. In a summary: the winners and one lane for "
+        "the other contractors; with detail='full': every contractor and message."))
+    transcript_uri: str = Field(description="The resource holding the plan and every message of the run.")
+    # detail="full" only
+    requirement: str | None = Field(None, description="Full only: the requirement as the agents read it.")
+    steps: list[PlanStep] | None = Field(None, description="Full only: the plan's steps with their awards.")
+    calls: list[CallExplained] | None = Field(None, description="Full only: every call for proposals, in order, with every answer.")
+    backtracking: list[Backtrack] | None = Field(None, description="Full only: functions sent back to category mapping, and why.")
+    stages: Stages | None = Field(None, description="Full only: candidate API ids at each stage: mapped categories, bids, final.")
+    stage_sizes: StageSizes | None = None
+    cost: Cost | None = None
 
 
 class ApiBrief(BaseModel):

@@ -2,7 +2,9 @@
 docstrings are what a calling assistant reads. TenderError becomes ToolError at this edge, so the
 caller sees the message that says how to fix the call."""
 
+import json
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -12,7 +14,7 @@ import anyio
 import anyio.from_thread
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from tender.agents.context import RunContext
@@ -21,11 +23,12 @@ from tender.agents.request import PROTOCOLS, Organisation, Protocol, Request
 from tender.catalog import ApiNotFound, Catalog, TenderError
 
 from .app import AppContext
+from tender.answers.brief import lean, recommendation
 from tender.answers.explain import explain
 from tender.answers.lookup import find_apis, short
 from tender.answers.runs import UnknownRun
-from tender.answers.schemas import (ApiBrief, ApiDetails, CategoryInfo, CategoryList, Comparison, CoUsedApi, Explanation,
-                      MashupBrief, ProtocolRun, SearchResults)
+from tender.answers.schemas import (ApiBrief, ApiDetails, CategoryInfo, CategoryList, Comparison, CoUsedApi, Detail,
+                                    Explanation, MashupBrief, ProtocolRun, Recommendation, SearchResults)
 
 log = logging.getLogger("tender.server")
 T = TypeVar("T")
@@ -68,19 +71,52 @@ async def in_worker(ctx: Context, work: Callable[[RunContext], T], limiter: anyi
         raise
 
 
+PROGRESS_TOTAL = 100
+
+
 def _progress_to(ctx: Context) -> Callable[[float, float, str], None]:
+    """Progress as MCP requires it: one total for the whole request and a value that only goes up. The
+    agents report per phase (2 of 3 functions announced, then 1 of 1 plan ready), so each report becomes
+    its share of PROGRESS_TOTAL, and a report that would not advance is dropped."""
+    sent = [-1.0]
+    lock = threading.Lock()
+
     def report(done: float, total: float, message: str) -> None:
+        share = min(1.0, max(0.0, done / total if total else 1.0))
+        value = round(share * PROGRESS_TOTAL, 1)
+        with lock:
+            if value <= sent[0]:
+                return
+            sent[0] = value
         try:
-            anyio.from_thread.run(ctx.report_progress, done, total, message)
+            anyio.from_thread.run(ctx.report_progress, value, PROGRESS_TOTAL, message)
         except Exception:  # progress is best effort: a client gone away must not fail the run
             log.debug("progress notification not sent", exc_info=True)
 
     return report
 
 
+TITLES = {
+    "recommend_apis": "Recommend APIs for a service",
+    "explain_bids": "Explain a recommendation's bidding",
+    "compare_protocols": "Compare negotiation protocols",
+    "search_apis": "Search APIs by meaning",
+    "get_api": "One API's card",
+    "list_categories": "List API categories",
+}
+
+
 def register(server) -> None:
     for tool in (recommend_apis, explain_bids, compare_protocols, search_apis, get_api, list_categories):
-        server.add_tool(tool, annotations=READ_ONLY)
+        server.add_tool(tool, title=TITLES[tool.__name__], annotations=READ_ONLY)
+
+
+def result_of(model) -> CallToolResult:
+    """A structured result without the fields left empty, and, as the MCP specification asks, its JSON
+    as the text block, unindented: the two copies are all a client passes on, and most clients pass both."""
+    structured = lean(model)
+    text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
 async def recommend_apis(
@@ -94,7 +130,7 @@ async def recommend_apis(
     organisation: Annotated[Organisation, Field(description=(
         "Who the contractors are: 'api' (one agent per API, default) or 'category' (one per category, "
         "offering that category's APIs)."))] = "api",
-    max_apis: Annotated[int | None, Field(description="At most this many APIs in the plan (1 to 50); omit for no limit.")] = None,
+    max_apis: Annotated[int | None, Field(ge=1, le=50, description="At most this many APIs in the plan (1 to 50); omit for no limit.")] = None,
     required_categories: Annotated[list[str], Field(description=(
         "Categories the plan must include an API of, e.g. ['Mapping']. Names as list_categories shows them."))] = [],
     excluded_categories: Annotated[list[str], Field(description="Categories none of whose APIs may be used.")] = [],
@@ -103,13 +139,16 @@ async def recommend_apis(
         "Reasoner for the manager: 'offline' (embedded, deterministic, default) or 'llm' (needs an "
         "OpenAI-compatible endpoint configured on the server)."))] = "offline",
     contractor_backend: Annotated[Backend, Field(description="Reasoner for the contractors: 'offline' or 'llm'.")] = "offline",
-) -> Plan:
+    detail: Annotated[Detail, Field(description=(
+        "'summary' (default): per function, the awarded APIs in a line each. 'full' adds the candidate API ids of "
+        "each stage, the cost, the bid model's rationales and every contract-net message (tens of KB)."))] = "summary",
+) -> Annotated[CallToolResult, Recommendation]:
     """Recommend the Web APIs a composite service (mashup) needs, by a contract-net negotiation among agents.
 
-    Pass the requirement in plain words. The plan lists the steps (functions) the requirement was split
-    into with the APIs awarded to each, the final API set best first (`apis`, each with a score in [0, 1]
-    and a one-sentence rationale), the candidate sets of each stage, the cost and the latency. Keep the
-    `run_id`: explain_bids(run_id) shows the bids behind the plan. Progress is reported step by step."""
+    Pass the requirement in plain words. The result lists the functions the requirement was split into,
+    each with the API(s) awarded to it: name, what it does, link, status (active or deprecated),
+    confidence in [0, 1] and why it won; then the final API set by name, best first. Keep the `run_id`:
+    explain_bids(run_id) tells the bidding behind the plan. Progress is reported step by step."""
     app = app_of(ctx)
     with fixable():
         app.require_catalog()
@@ -125,7 +164,7 @@ async def recommend_apis(
             return run
 
         run = await in_worker(ctx, work, app.limiter(manager_backend, contractor_backend))
-    return run.plan
+    return result_of(recommendation(run, app.catalog, detail))
 
 
 def explain_bids(
@@ -133,14 +172,18 @@ def explain_bids(
     run_id: Annotated[str, Field(description="The run_id that recommend_apis or compare_protocols returned.")],
     function: Annotated[str | None, Field(description=(
         "Limit the explanation to one plan step: its id ('f1', 'f2', ...) or its text. Omit for the whole run."))] = None,
-) -> Explanation:
-    """Explain how a recommendation was reached: the contract-net exchange behind a plan.
+    detail: Annotated[Detail, Field(description=(
+        "'summary' (default): per function, the winning and best losing bids, and a diagram of the winners. "
+        "'full': every call for proposals with every bid, refusal and decision, the stage sets, the cost and "
+        "the diagram of every message (tens of KB; narrow it with `function`)."))] = "summary",
+) -> Annotated[CallToolResult, Explanation]:
+    """Explain how a recommendation was reached: the contract-net negotiation behind a plan.
 
-    For each call for proposals: the function announced and its categories, which contractors it was
-    routed to and why (similarity), every proposal (API, score, rationale, evidence) and refusal (reason),
-    the manager's accept and reject decisions; then backtracking, the candidate APIs at each stage, the
-    cost, and `diagram`, a Mermaid sequence diagram of the exchange. Runs are stored, so this works
-    after a server restart and from another client."""
+    By default a summary per function: whom the call for proposals reached and why, the winning bids
+    and the best losing one with their reasons, any backtracking, and `diagram`, a Mermaid sequence
+    diagram of the winners (other contractors in one lane). Drill down with `function` and
+    detail='full'; every message of the run is in the resource at `transcript_uri` (runs://{run_id}).
+    Runs are stored, so this works after a server restart and from another client."""
     app = app_of(ctx)
     with fixable():
         try:
@@ -149,7 +192,7 @@ def explain_bids(
             if app.missing:  # no catalogue, so no run could have been made: say how to get one
                 raise TenderError(f"{error} {app.missing}") from None
             raise
-        return explain(run, function, _contractor_names(app.catalog, run))
+        return result_of(explain(run, function, _contractor_names(app.catalog, run), detail, app.catalog))
 
 
 def _contractor_names(catalog: Catalog | None, run: Run) -> dict[str, str]:
@@ -169,7 +212,7 @@ async def compare_protocols(
     ctx: Context,
     requirement: Requirement,
     organisation: Annotated[Organisation, Field(description="'api' (one agent per API, default) or 'category'.")] = "api",
-    max_apis: Annotated[int | None, Field(description="At most this many APIs per plan (1 to 50); omit for no limit.")] = None,
+    max_apis: Annotated[int | None, Field(ge=1, le=50, description="At most this many APIs per plan (1 to 50); omit for no limit.")] = None,
 ) -> Comparison:
     """Run the same requirement under all four protocols (manager-led, contractor-led, collaborative,
     single-agent) and set the results side by side: each protocol's APIs, latency, messages, contractors

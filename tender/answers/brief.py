@@ -1,0 +1,144 @@
+"""The compact plan recommend_apis returns: per function, the awarded APIs in a line or two each.
+
+An assistant's context is small, so the default answer carries what it acts on (name, what the API
+does, link, status, confidence, why) and nothing it would have to skip; `detail="full"` adds the
+stage sets and the transcript."""
+
+import math
+import re
+
+from pydantic import BaseModel
+
+from tender.agents.messages import Propose, Transcript
+from tender.agents.plan import Award, Run
+from tender.catalog import ApiNotFound, Catalog
+
+from .schemas import ApiChoice, Detail, FunctionChoice, Recommendation
+
+DOES_CHARS = 120
+WHY_CHARS = 100
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)\]][.!?])\s+(?=[A-Z])")
+_EDITOR_NOTE = re.compile(r"^(?:from their (?:site|website)|from the (?:site|website))\s*:\s*", re.I)
+
+
+def one_line(description: str, limit: int = DOES_CHARS) -> str:
+    """The first sentence of a description, shortened to `limit` characters."""
+    text = _EDITOR_NOTE.sub("", " ".join(description.split()))
+    first = _SENTENCE_END.split(text, maxsplit=1)[0]
+    return first if len(first) <= limit else first[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
+def why(evidence: dict, rationale: str, usage: int | None = None) -> str:
+    """A bid's case in words a person uses. The embedded reasoner's evidence (named, the share of similar
+    past mashups that used the API, description match) is read when present; any other reasoner's
+    rationale (an LLM's, say) is already prose, so its first clause is kept."""
+    number = {k: v for k, v in evidence.items() if isinstance(v, (int, float)) and not math.isnan(v)}
+    parts = []
+    if number.get("named", 0) >= 0.5:
+        parts.append("the requirement names it")
+    vote = max(number.get("neighbour_vote", 0), number.get("clause_vote", 0))
+    if vote >= 0.5:
+        parts.append("most similar past apps used it")
+    elif vote >= 0.2:
+        parts.append("similar past apps often used it")
+    match = max(number.get("desc_function", 0), number.get("desc_requirement", 0))
+    if match >= 0.35:
+        parts.append("its description closely fits the task")
+    elif match >= 0.2:
+        parts.append("its description fits the task")
+    if not parts:
+        clause = re.split(r"[;.]\s", " ".join(rationale.split()), maxsplit=1)[0].rstrip(".")
+        parts.append(clause[:1].lower() + clause[1:] if clause else "the best bid received")
+    if usage:
+        parts.append(f"used in {usage} past mashup{'s' if usage != 1 else ''}")
+    text = "; ".join(parts)
+    text = text[:1].upper() + text[1:]
+    return text if len(text) <= WHY_CHARS else text[: WHY_CHARS - 1].rsplit(" ", 1)[0] + "…"
+
+
+def winning_bid(transcript: Transcript, api_id: int, step_id: str | None) -> Propose | None:
+    """The highest proposal of `api_id` for the step (any step when the step has none)."""
+    bids = [m for m in transcript.of_kind("propose") if m.api_id == api_id]
+    own = [m for m in bids if m.function_id == step_id] or bids
+    return max(own, key=lambda m: m.score, default=None)
+
+
+def api_choice(award: Award, bid: Propose | None, catalog: Catalog | None) -> ApiChoice:
+    """An award as the assistant reads it. Catalogue fields are read with defaults: older catalogues
+    (and runs made on another catalogue) lack status, link and provider."""
+    api = None
+    if catalog is not None:
+        try:
+            api = catalog.get_api(award.api_id)
+        except ApiNotFound:
+            pass
+    usage = catalog.usage_count(award.api_id) if api is not None else None
+    provider = getattr(api, "provider", "") or None
+    return ApiChoice(
+        api_id=award.api_id,
+        name=award.api_name,
+        does=one_line(api.description) if api is not None and api.description else "",
+        link=getattr(api, "link", "") or None,
+        status=getattr(api, "status", "") or getattr(award, "status", "") or "unknown",
+        provider=provider if provider and provider != award.api_name else None,
+        server=getattr(api, "server", "") or None,
+        tool=getattr(api, "tool", "") or None,
+        confidence=round(_confidence(award), 2),
+        why=why(bid.evidence if bid else {}, bid.rationale if bid else award.rationale, usage),
+    )
+
+
+def _confidence(award: Award) -> float:
+    value = getattr(award, "confidence", None)
+    return award.score if value is None else value
+
+
+def step_reason(step) -> str | None:
+    """Why a step has no API, where the plan says so (read defensively: not every plan carries it)."""
+    if step.awarded:
+        return None
+    return getattr(step, "reason", None) or None
+
+
+def recommendation(run: Run, catalog: Catalog | None = None, detail: Detail = "summary") -> Recommendation:
+    """The plan an assistant acts on; `detail="full"` adds the stage sets, the cost and the transcript."""
+    plan, transcript = run.plan, run.transcript
+    functions = [
+        FunctionChoice(id=step.id, function=step.function, status=_status(step), reason=step_reason(step),
+                       apis=[api_choice(a, winning_bid(transcript, a.api_id, step.id), catalog) for a in step.awarded])
+        for step in plan.steps
+    ]
+    result = Recommendation(run_id=plan.run_id, protocol=plan.protocol, functions=functions,
+                            apis=[a.name for a in plan.apis], notes=plan.notes)
+    if detail == "full":
+        result = result.model_copy(update=dict(
+            detail="full", requirement=plan.requirement, organisation=plan.organisation, stages=plan.stages, cost=plan.cost, latency_ms=plan.latency_ms,
+            constraints=plan.constraints, backends=plan.backends, plan=plan.apis, transcript=transcript))
+    return result
+
+
+def _status(step) -> str:
+    return getattr(step.status, "value", step.status)
+
+
+def lean(model: BaseModel) -> dict:
+    """The model as JSON-ready data without the optional fields left empty (None or []): an assistant
+    reads every byte of a result, and an empty field says nothing."""
+    data = model.model_dump(mode="json")
+    return _drop_empty(model, data)
+
+
+def _drop_empty(model: BaseModel, data: dict) -> dict:
+    fields = type(model).model_fields
+    kept = {}
+    for name, value in data.items():
+        field = fields.get(name)
+        if field is not None and not field.is_required() and (value is None or value == []):
+            continue
+        attr = getattr(model, name, None)
+        if isinstance(attr, BaseModel) and isinstance(value, dict):
+            value = _drop_empty(attr, value)
+        elif isinstance(attr, list) and isinstance(value, list):
+            value = [_drop_empty(a, v) if isinstance(a, BaseModel) and isinstance(v, dict) else v for a, v in zip(attr, value)]
+        kept[name] = value
+    return kept
