@@ -2,10 +2,12 @@
 TenderError into a clean message; the environment is read once, here."""
 
 import json
+import os
 import sys
 from pathlib import Path
 
 import click
+from pydantic import ValidationError
 
 from tender.catalog import MalformedInput, TenderError
 from tender.errors import SourceError
@@ -13,7 +15,8 @@ from .settings import Settings
 
 
 class TenderGroup(click.Group):
-    """Turns TenderError into a one-line message instead of a traceback."""
+    """Turns every error into a one-line message instead of a traceback: exit 2 for input to fix, 1 otherwise.
+    TENDER_DEBUG=1 lets an unexpected error's traceback through."""
 
     def invoke(self, ctx):
         try:
@@ -25,9 +28,22 @@ class TenderGroup(click.Group):
         except TenderError as error:
             click.secho(f"Error: {error}", fg="red", err=True)
             sys.exit(1)
+        except ValidationError as error:  # a value no option checked; the message names the field and the rule
+            from tender.agents.request import describe_validation_error
+
+            click.secho(f"Error: {describe_validation_error(error)}", fg="red", err=True)
+            sys.exit(2)
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             sys.exit(130)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise  # click prints these itself
+        except Exception as error:
+            if os.environ.get("TENDER_DEBUG"):
+                raise
+            click.secho(f"Error: {type(error).__name__}: {' '.join(str(error).split())} "
+                        "(TENDER_DEBUG=1 shows the traceback)", fg="red", err=True)
+            sys.exit(1)
 
 
 @click.group(cls=TenderGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -164,11 +180,12 @@ def llm_options(command):
         click.option("--llm-model", help="Model name (TENDER_LLM_MODEL)."),
         click.option("--llm-api-key", help="API key (TENDER_LLM_API_KEY, then OPENAI_API_KEY)."),
         click.option("--max-tokens-per-request", type=click.IntRange(min=1), help="Past this, remaining steps run offline."),
-        click.option("--llm-timeout", type=click.FloatRange(min=1), default=60, show_default=True, envvar="TENDER_LLM_TIMEOUT",
-                     help="Seconds to wait for one reply (TENDER_LLM_TIMEOUT). A local server on one core needs more."),
-        click.option("--llm-in-flight", type=click.IntRange(min=1), default=4, show_default=True, envvar="TENDER_LLM_IN_FLIGHT",
-                     help="LLM calls at once (TENDER_LLM_IN_FLIGHT). A server that answers one at a time queues the "
-                          "rest, and their wait counts against the timeout."),
+        click.option("--llm-timeout", type=click.FloatRange(min=1),
+                     help="Seconds one attempt at a reply may take, first byte to last (TENDER_LLM_TIMEOUT, default 60). "
+                          "A local server on one core needs more."),
+        click.option("--llm-in-flight", type=click.IntRange(min=1),
+                     help="LLM calls at once (TENDER_LLM_IN_FLIGHT, default 4). A server that answers one at a time "
+                          "queues the rest, and their wait counts against the timeout."),
         click.option("--no-cache", is_flag=True, help="Do not use the LLM response cache."),
     ]
     for option in reversed(options):
@@ -183,18 +200,12 @@ def make_tender(settings: Settings, catalog, backends: dict):
     manager_backend, contractor_backend = backends.get("manager_backend", "offline"), backends.get("contractor_backend", "offline")
     if manager_backend == contractor_backend == "offline":
         return Tender(catalog)
-    from tender.agents.reasoners.factory import LLMSettings, build_reasoners
+    from tender.agents.reasoners.factory import build_reasoners, llm_settings
 
-    llm = LLMSettings(
-        base_url=backends.get("llm_base_url") or settings.llm_base_url,
-        model=backends.get("llm_model") or settings.llm_model,
-        api_key=backends.get("llm_api_key") or settings.llm_api_key,
-        cache_path=settings.catalog_path.with_name("llm-cache.db"),
-        use_cache=not backends.get("no_cache", False),
-        max_tokens_per_request=backends.get("max_tokens_per_request"),
-        timeout_s=backends.get("llm_timeout") or 60,
-        max_in_flight=backends.get("llm_in_flight") or 4,
-    )
+    llm = llm_settings(settings, base_url=backends.get("llm_base_url"), model=backends.get("llm_model"),
+                       api_key=backends.get("llm_api_key"), timeout_s=backends.get("llm_timeout"),
+                       max_in_flight=backends.get("llm_in_flight"), use_cache=False if backends.get("no_cache") else None,
+                       max_tokens_per_request=backends.get("max_tokens_per_request"))
     manager, contractors = build_reasoners(catalog.embedder, manager_backend, contractor_backend, llm)
     return Tender(catalog, manager=manager, contractors=contractors)
 
@@ -219,6 +230,9 @@ def _backends(kwargs: dict) -> dict:
 @click.option("--routing", type=click.Choice(["embedding", "broadcast"]), default="embedding", show_default=True)
 @click.option("--top-n", type=click.IntRange(min=1), default=12, show_default=True, help="Contractors reached per call for proposals.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan (and transcript) as JSON.")
+@click.option("--deadline", type=click.FloatRange(min=0.1),
+              help="Seconds the LLM steps may take in all (TENDER_DEADLINE); past it, the rest run offline. "
+                   "Default: no deadline, each call bounded by --llm-timeout.")
 @llm_options
 @click.pass_obj
 def recommend(settings: Settings, requirement, protocol, organisation, max_apis, required, excluded_categories,
@@ -230,16 +244,18 @@ def recommend(settings: Settings, requirement, protocol, organisation, max_apis,
         tender recommend "a site that shows nearby restaurants on a map with their reviews"
         tender recommend "share photos with friends" --protocol contractor-led --max-apis 2 --json
     """
+    from tender.agents.context import RunContext
     from tender.agents.request import Constraints, Request
 
     backends = _backends(kwargs)
+    deadline = kwargs.pop("deadline") or settings.deadline_s
     request = Request.create(requirement, protocol=protocol, organisation=organisation, routing=routing, top_n=top_n,
                              constraints=Constraints(max_apis=max_apis, required_categories=list(required),
                                                      excluded_categories=list(excluded_categories),
                                                      excluded_apis=list(excluded_apis),
                                                      exclude_deprecated=exclude_deprecated))
     tender = make_tender(settings, open_catalog(settings), backends)
-    run = tender.recommend(request)
+    run = tender.recommend(request, RunContext(deadline_s=deadline))
     if as_json:
         click.echo(run.model_dump_json(indent=2))
     else:

@@ -8,6 +8,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import TenderError
+
 # A clone keeps the ProgrammableWeb data in ../shared/data beside it; an installed package has none.
 _CLONE_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "programmableweb"
 
@@ -40,6 +42,10 @@ class Settings:
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: str | None = None
+    llm_timeout_s: float = 60  # TENDER_LLM_TIMEOUT: one attempt, from connecting to the last byte
+    llm_in_flight: int = 4  # TENDER_LLM_IN_FLIGHT: LLM calls at once
+    llm_cache: bool = True  # TENDER_LLM_CACHE=off: ask the endpoint every time
+    deadline_s: float | None = None  # TENDER_DEADLINE: seconds a request's LLM steps may take; None: no deadline
     http_token: str | None = None
 
     @property
@@ -64,5 +70,38 @@ class Settings:
             llm_base_url=env.get("TENDER_LLM_BASE_URL") or env.get("OPENAI_BASE_URL") or None,
             llm_model=env.get("TENDER_LLM_MODEL") or env.get("OPENAI_MODEL") or None,
             llm_api_key=env.get("TENDER_LLM_API_KEY") or env.get("OPENAI_API_KEY") or None,
+            llm_timeout_s=_number(env, "TENDER_LLM_TIMEOUT", float, 60, minimum=1),
+            llm_in_flight=_number(env, "TENDER_LLM_IN_FLIGHT", int, 4, minimum=1),
+            llm_cache=_switch(env, "TENDER_LLM_CACHE", True),
+            deadline_s=_number(env, "TENDER_DEADLINE", float, None, minimum=0.1),
             http_token=env.get("TENDER_HTTP_TOKEN") or None,
         )
+
+
+class BadSetting(TenderError):
+    pass
+
+
+def _number(env, name: str, kind: type, default, minimum: float):
+    text = (env.get(name) or "").strip()
+    if not text:
+        return default
+    try:
+        value = kind(text)
+    except ValueError:
+        value = None
+    if value is None or value < minimum:
+        unit = "a whole number" if kind is int else "a number of seconds"
+        raise BadSetting(f"{name}={text!r} is not valid; set it to {unit} of at least {minimum:g}, or unset it.")
+    return value
+
+
+def _switch(env, name: str, default: bool) -> bool:
+    text = (env.get(name) or "").strip().lower()
+    if not text:
+        return default
+    if text in ("1", "on", "true", "yes"):
+        return True
+    if text in ("0", "off", "false", "no"):
+        return False
+    raise BadSetting(f"{name}={text!r} is not valid; set it to on or off, or unset it.")

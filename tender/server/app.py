@@ -102,12 +102,9 @@ class AppContext:
             return self.tenders[manager, contractors]
 
     def _reasoners(self, catalog: Catalog, manager: str, contractors: str) -> dict:
-        from tender.agents.reasoners.factory import LLMSettings, build_reasoners
+        from tender.agents.reasoners.factory import build_reasoners, llm_settings
 
-        settings = self.settings
-        llm = LLMSettings(base_url=settings.llm_base_url, model=settings.llm_model, api_key=settings.llm_api_key,
-                          cache_path=settings.catalog_path.with_name("llm-cache.db"))
-        built = build_reasoners(catalog.embedder, manager, contractors, llm)
+        built = build_reasoners(catalog.embedder, manager, contractors, llm_settings(self.settings))
         return {"manager": built[0], "contractors": built[1]}
 
     def close(self) -> None:

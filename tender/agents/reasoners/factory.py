@@ -1,8 +1,9 @@
 """Builds the manager's and the contractors' reasoners from the backends asked for.
 
 "offline" is the embedded reasoner (the default). "llm" is a chat model behind any OpenAI-compatible
-endpoint, with the embedded reasoner as its fallback for each step it cannot answer. The CLI reads the
-environment and passes LLMSettings in; nothing here reads os.environ."""
+endpoint, with the embedded reasoner as its fallback for each step it cannot answer. The CLI and the server
+both make their LLMSettings with `llm_settings` from the settings read from the environment (tender.settings);
+nothing here reads os.environ."""
 
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,23 @@ class LLMSettings:
     max_tokens_per_request: int | None = None  # --max-tokens-per-request; a RunContext's max_tokens wins
     temperature: float | None = 0.0  # None: the server's default (some reasoning models accept no other)
     max_output_tokens: int | None = 2048  # per completion, sent as max_tokens; None: the server's default
+
+
+def llm_settings(settings, *, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
+                 timeout_s: float | None = None, max_in_flight: int | None = None, use_cache: bool | None = None,
+                 max_tokens_per_request: int | None = None) -> LLMSettings:
+    """The one place LLMSettings are made, for the CLI and the server alike: `settings` (a tender.settings.Settings,
+    read from the environment) with the CLI's flags, where given (not None), over it."""
+    return LLMSettings(
+        base_url=base_url or settings.llm_base_url,
+        model=model or settings.llm_model,
+        api_key=api_key or settings.llm_api_key,
+        timeout_s=timeout_s if timeout_s is not None else settings.llm_timeout_s,
+        max_in_flight=max_in_flight if max_in_flight is not None else settings.llm_in_flight,
+        cache_path=settings.catalog_path.with_name("llm-cache.db"),
+        use_cache=settings.llm_cache if use_cache is None else use_cache,
+        max_tokens_per_request=max_tokens_per_request,
+    )
 
 
 def build_reasoners(embedder, manager_backend: str = "offline", contractor_backend: str = "offline",

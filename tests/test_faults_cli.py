@@ -1,0 +1,55 @@
+"""Every CLI error is one line on stderr with exit code 1 (the machine, the setup) or 2 (input to fix)."""
+
+import pytest
+from click.testing import CliRunner
+
+from tender.cli import main
+
+
+@pytest.fixture
+def run(catalog_path, tmp_path):
+    def invoke(*args, env=None):
+        environment = {"TENDER_CATALOG": str(catalog_path), "TENDER_RUNS": str(tmp_path / "runs.db"),
+                       "TENDER_EMBEDDING_MODEL": "hashing", "TENDER_HOME": str(tmp_path), "TENDER_DEBUG": "",
+                       **(env or {})}
+        return CliRunner().invoke(main, list(args), env=environment)
+
+    return invoke
+
+
+def one_line_error(result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+def test_a_value_out_of_range_is_one_line_exit_2(run):
+    result = run("recommend", "restaurants on a map", "--max-apis", "1000")
+
+    assert result.exit_code == 2
+    assert "max_apis" in one_line_error(result) and "50" in one_line_error(result)
+
+
+def test_a_bad_environment_variable_is_one_line_exit_1(run):
+    result = run("recommend", "restaurants on a map", env={"TENDER_LLM_TIMEOUT": "soon"})
+
+    assert result.exit_code == 1
+    assert "TENDER_LLM_TIMEOUT='soon'" in one_line_error(result)
+
+
+def test_an_unexpected_error_is_one_line_exit_1(run, tmp_path):
+    not_a_catalogue = tmp_path / "junk.db"
+    not_a_catalogue.write_bytes(b"this is not a SQLite file" * 100)
+
+    result = run("catalog", "info", "--db", str(not_a_catalogue))
+
+    assert result.exit_code in (1, 2)
+    one_line_error(result)
+
+
+def test_a_deadline_is_accepted_and_the_plan_printed(run):
+    result = run("recommend", "restaurants on a map with reviews", "--deadline", "30")
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip()
