@@ -3,9 +3,14 @@
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Annotated
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.types import Completion, PromptReference, ResourceTemplateReference
+from pydantic import Field
+
+from tender.agents.request import PROTOCOLS
 
 from tender.catalog import ApiNotFound, TenderError
 from tender.agents.messages import transcript_adapter
@@ -51,9 +56,52 @@ def register(server, shared: SharedApp) -> None:
                                "transcript": transcript_adapter.dump_python(stored.transcript, mode="json")}, indent=1)
 
     @server.prompt(title="Compose a service from Web APIs")
-    def compose_service(requirement: str) -> str:
+    def compose_service(
+        requirement: Annotated[str, Field(description=(
+            "The app to build, in plain words: what it does for its users, e.g. 'a map of bike shops with their "
+            "opening hours'."))],
+        protocol: Annotated[str, Field(description=(
+            "How the agents negotiate: manager-led (default), contractor-led, collaborative or single-agent."))] = "manager-led",
+        category: Annotated[str, Field(description=(
+            "An API category the app must use, e.g. 'Mapping' (optional; completions list the catalogue's names)."))] = "",
+    ) -> str:
         """Guide the assistant through recommending the APIs for an app and explaining the choice."""
-        return COMPOSE_SERVICE.format(requirement=requirement.strip())
+        if protocol.strip() not in PROTOCOLS:
+            raise ValueError(f"protocol {protocol!r} is not one of {', '.join(PROTOCOLS)}")
+        extra = f', required_categories ["{category.strip()}"]' if category.strip() else ""
+        return COMPOSE_SERVICE.format(requirement=requirement.strip(), protocol=protocol.strip() or "manager-led",
+                                      extra=extra)
+
+    @server.completion()
+    async def complete(ref, argument, context) -> Completion | None:
+        """Completions for the prompt's protocol and category, and for API names in catalog://apis/{api_id}."""
+        typed = argument.value.strip().casefold()
+        if isinstance(ref, PromptReference) and ref.name == "compose_service":
+            if argument.name == "protocol":
+                return _completion([p for p in PROTOCOLS if p.startswith(typed)])
+            if argument.name == "category":
+                return _completion(_starting(shared, lambda c: c.category_names(), typed))
+        if isinstance(ref, ResourceTemplateReference) and ref.uri == "catalog://apis/{api_id}" and argument.name == "api_id":
+            return _completion(_starting(shared, lambda c: [a.name for a in c.apis()], typed))
+        return None
+
+
+COMPLETIONS = 100  # the most values one completion may carry (MCP specification)
+
+
+def _completion(values: list[str]) -> Completion:
+    return Completion(values=values[:COMPLETIONS], total=len(values), has_more=len(values) > COMPLETIONS)
+
+
+def _starting(shared: SharedApp, names, typed: str) -> list[str]:
+    """Catalogue names beginning with what was typed (then containing it), alphabetically; none without a catalogue."""
+    try:
+        catalog = shared.current().require_catalog()
+    except TenderError:
+        return []
+    every = sorted(names(catalog), key=str.casefold)
+    first = [n for n in every if n.casefold().startswith(typed)]
+    return first + [n for n in every if typed and typed in n.casefold() and n not in first]
 
 
 COMPOSE_SERVICE = """\
@@ -62,11 +110,11 @@ I want to build this app:
 {requirement}
 
 Using the Tender tools:
-1. Call recommend_apis with the requirement above (protocol "manager-led" unless I asked otherwise). \
+1. Call recommend_apis with the requirement above (protocol "{protocol}"{extra}). \
 If it fails, read the error: it says how to fix the call.
 2. Call explain_bids with the run_id it returned.
-3. Answer with: the plan's steps, each with the API chosen for it and why (the winning bid's rationale \
-and score); the final API list with links; any step that failed or was backtracked; and the \
+3. Answer with: each function, the API chosen for it, what it does and why (its `why` and confidence); \
+links where given; any API marked deprecated; any function left without an API or backtracked; and the \
 sequence diagram from explain_bids in a ```mermaid block.
 4. If an API looks wrong, say which, then call recommend_apis again with it in excluded_apis, or with \
 required_categories for a missing kind of API (list_categories shows the names)."""
