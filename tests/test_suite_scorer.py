@@ -47,15 +47,31 @@ def test_score_arithmetic():
     assert a["uncovered"] == ["weather"] and a["clearly_wrong"] == []
 
 
-def test_a_refusal_counts_as_no_plan():
+class InvalidRequest(Exception):
+    pass
+
+
+def test_a_refusal_counts_as_no_plan_but_a_crash_does_not():
     def refuse(text):
-        raise ValueError("no words")
+        raise InvalidRequest("no words")
 
     result = score(CASES, refuse)
     assert result["english"]["no_plan"] == 1.0
     assert result["english"]["coverage"] == 0.0
     assert result["english"]["precision"] is None  # no API proposed at all
     assert result["english"]["errors"] == 4
+
+    def crash(text):
+        raise IndexError("index 1 is out of bounds")
+
+    assert score(CASES, crash)["english"]["no_plan"] == 0.0
+
+
+def test_a_nothing_fits_verdict_is_no_plan():
+    nothing = SimpleNamespace(apis=[], steps=[], verdict="nothing fits")
+    result = score([c for c in CASES if c.expects_nothing], lambda text: nothing)
+    assert result["english"]["no_plan"] == 1.0
+    assert read_plan(nothing).nothing and not read_plan(plan(1)).nothing
 
 
 def test_read_plan_takes_runs_and_dicts():

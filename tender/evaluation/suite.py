@@ -12,8 +12,8 @@ Metrics, per protocol, over the English function cases (the non-English ones are
 - precision: share of final-set APIs (pooled over the cases) acceptable for some function of their case;
 - all covered: share of cases whose every function is covered;
 - clearly wrong: share of answers containing an `irrelevant` API;
-- no plan (the `expect: nothing` cases): share answered with an empty final set (a Plan has no
-  "nothing fits" flag, so an empty final set is the only way to say so).
+- no plan (the `expect: nothing` cases): share answered with no plan: an empty final set, a plan whose
+  `verdict` says nothing fits (where Plan has that field), or a refusal (InvalidRequest); a crash is not.
 """
 
 import argparse
@@ -67,6 +67,8 @@ class Answer:
     steps: list[dict] = field(default_factory=list)
     latency_ms: float = 0.0
     error: str | None = None
+    nothing: bool = False  # the plan says nothing in the catalogue fits (Plan.verdict, where the Plan has one)
+    refused: bool = False  # the request was refused as invalid (InvalidRequest): an answer, not a crash
 
 
 def read_plan(plan) -> Answer:
@@ -80,10 +82,12 @@ def read_plan(plan) -> Answer:
     def get(obj, name, default=None):
         return obj.get(name, default) if isinstance(obj, dict) else getattr(obj, name, default)
 
+    verdict = str((plan.get("verdict") if isinstance(plan, dict) else getattr(plan, "verdict", None)) or "plan")
     final = list(dict.fromkeys(int(get(a, "api_id")) for a in apis))
     step_rows = [{"function": get(s, "function", ""),
                   "awarded": [int(get(a, "api_id")) for a in get(s, "awarded", []) or []]} for s in steps]
-    return Answer(final=final, steps=step_rows, latency_ms=float(latency or 0.0))
+    return Answer(final=final, steps=step_rows, latency_ms=float(latency or 0.0),
+                  nothing=verdict.strip().lower().startswith("nothing"))
 
 
 def judge(case: Case, answer: Answer) -> dict:
@@ -92,7 +96,9 @@ def judge(case: Case, answer: Answer) -> dict:
     row = {"id": case.id, "language": case.language, "final": final, "error": answer.error,
            "steps": len(answer.steps), "latency_ms": answer.latency_ms}
     if case.expects_nothing:
-        return row | {"expect": "nothing", "no_plan": not final, "wrong": sorted(set(final) & case.irrelevant)}
+        # no plan: an empty final set or a "nothing fits" verdict, or a refusal; a crash is not an answer
+        no_plan = (not final or answer.nothing) and (answer.error is None or answer.refused)
+        return row | {"expect": "nothing", "no_plan": no_plan, "wrong": sorted(set(final) & case.irrelevant)}
     acceptable = frozenset().union(*(f.acceptable for f in case.functions))
     covered = [bool(f.acceptable & set(final)) for f in case.functions]
     return row | {
@@ -133,7 +139,8 @@ def summarise(rows: list[dict]) -> dict:
 def score(cases: Iterable[Case], answer: Callable[[str], object]) -> dict:
     """Run `answer(requirement)` (returning a Plan-like object, see `read_plan`) on every case and score it.
 
-    An exception from `answer` counts as an empty answer (no plan) and is recorded as the case's error.
+    An exception from `answer` is recorded as the case's error and leaves the final set empty; it counts as
+    "no plan" for a nothing case only when it is a refusal of the request (InvalidRequest), not a crash.
     Returns {"english": summary, "non_english": summary, "cases": [per-case verdicts]}."""
     rows = []
     for case in cases:
@@ -142,7 +149,8 @@ def score(cases: Iterable[Case], answer: Callable[[str], object]) -> dict:
             got = read_plan(answer(case.requirement))
         except Exception as error:  # noqa: BLE001 - a refusal (e.g. InvalidRequest) is an answer too
             got = Answer(final=[], error=f"{type(error).__name__}: {error}",
-                         latency_ms=(time.perf_counter() - started) * 1000)
+                         latency_ms=(time.perf_counter() - started) * 1000,
+                         refused=type(error).__name__ == "InvalidRequest")
         rows.append(judge(case, got))
     english = [r for r in rows if r["language"] == "en"]
     other = [r for r in rows if r["language"] != "en"]
