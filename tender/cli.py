@@ -73,41 +73,113 @@ def catalog():
     """Build and inspect the SQLite API catalogue (catalog.db)."""
 
 
+def mcp_source_options(command):
+    """The flags that name MCP servers, shared by `catalog build` and `catalog list-tools`."""
+    options = [
+        click.option("--mcp", "mcp", multiple=True, metavar="[NAME=]COMMAND|URL",
+                     help="An MCP server to list: a command line (stdio) or a streamable HTTP URL, optionally named "
+                          "NAME=... (repeatable)."),
+        click.option("--mcp-config", "mcp_config", multiple=True, type=click.Path(path_type=Path),
+                     help="An MCP client configuration (Claude Desktop, Cursor: mcpServers; VS Code: servers); "
+                          "each server is listed under its configured name (repeatable)."),
+        click.option("--mcp-timeout", type=click.FloatRange(min=0.1), default=30, show_default=True,
+                     help="Seconds each server has to start and list its tools."),
+        click.option("--skip-failed", is_flag=True, help="Leave out servers that fail, and say which, instead of stopping."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @catalog.command("build")
 @click.option("--apis", "apis_path", type=click.Path(path_type=Path), help="APIs JSONL (default: the shared apis.jsonl).")
 @click.option("--mashups", "mashups_path", type=click.Path(path_type=Path), help="Mashups JSONL (default: the shared mashups.jsonl).")
 @click.option("--db", "db_path", type=click.Path(path_type=Path), help="Where to write (default: catalog.db, or TENDER_CATALOG).")
 @click.option("--exclude-mashups", type=click.Path(exists=True, path_type=Path),
               help="A file of mashup ids (one per line) to leave out of the catalogue entirely.")
+@click.option("--no-mashups", is_flag=True, help="Build without usage history (no mashups file).")
+@mcp_source_options
+@click.option("--openapi", "openapi", multiple=True, type=click.Path(path_type=Path),
+              help="An OpenAPI 3.x or Swagger 2.0 document, or a folder of them (repeatable); each operation is an item.")
+@click.option("--mcp-listing", "mcp_listing", multiple=True, type=click.Path(path_type=Path),
+              help="A saved listing of MCP servers' tools (from `tender catalog list-tools --save`); starts nothing.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @click.pass_obj
-def catalog_build(settings: Settings, apis_path, mashups_path, db_path, exclude_mashups, quiet):
-    """Build the catalogue from ProgrammableWeb JSONL files.
+def catalog_build(settings: Settings, apis_path, mashups_path, db_path, exclude_mashups, no_mashups, mcp, mcp_config,
+                  mcp_timeout, skip_failed, openapi, mcp_listing, quiet):
+    """Build the catalogue from ProgrammableWeb JSONL files, OpenAPI documents and MCP servers' tools.
 
-    Embeds every API, category and mashup text with the local all-MiniLM-L6-v2 model; texts already
-    embedded in the previous catalogue are reused. The new file replaces the old one only when complete.
+    With no source named, builds from the shared ProgrammableWeb files. Several sources go into one catalogue.
+    Embeds every item, category and mashup text with the local all-MiniLM-L6-v2 model; texts already
+    embedded in the previous catalogue are reused. The new file replaces the old one only when complete:
+    a source that cannot be read (a server that fails, hangs or lists nothing; a document that does not
+    parse) stops the build with exit code 2, unless --skip-failed leaves failing servers out.
 
     \b
     Examples:
         tender catalog build
         tender catalog build --apis ../shared/data/programmableweb/apis_large.jsonl --db /tmp/large.db
+        tender catalog build --openapi ../shared/data/openapi/docs --db openapi.db
+        tender catalog build --mcp-config ~/.config/Claude/claude_desktop_config.json --db tools.db
+        tender catalog build --mcp "time=uvx mcp-server-time" --mcp http://127.0.0.1:9000/mcp --db tools.db
     """
-    from tender.catalog import build_catalog, get_embedder
+    from tender.catalog.build import build_from_sources
+    from tender.catalog.sources.gather import gather
+
+    others = bool(openapi or mcp or mcp_config or mcp_listing)
+    if not apis_path and not others:
+        apis_path = settings.data_dir / "apis.jsonl"
+    if apis_path and not mashups_path and not no_mashups:
+        mashups_path = settings.data_dir / "mashups.jsonl"
+    sources = gather(apis=apis_path, mashups=None if no_mashups else mashups_path, openapi=list(openapi), mcp=list(mcp),
+                     mcp_config=list(mcp_config), mcp_listing=list(mcp_listing), timeout=mcp_timeout, skip_failed=skip_failed)
+    for source in sources:
+        if source.info.skipped:
+            click.echo(f"Skipped {source.info.skipped}", err=True)
+    from tender.catalog import get_embedder
 
     excluded = [int(line) for line in exclude_mashups.read_text().split()] if exclude_mashups else []
     db_path = db_path or settings.catalog_path
-    meta = build_catalog(
-        apis_path or settings.data_dir / "apis.jsonl",
-        mashups_path or settings.data_dir / "mashups.jsonl",
-        db_path,
-        get_embedder(settings.embedding_model, threads=None, runtime="torch"),
-        exclude_mashups=excluded,
-        progress=not quiet,
-    )
+    meta = build_from_sources(sources, db_path, get_embedder(settings.embedding_model, threads=None, runtime="torch"), exclude_mashups=excluded, progress=not quiet)
     click.echo(
-        f"Built {db_path}: {meta['apis']} APIs, {meta['mashups']} mashups, {meta['categories']} categories, "
+        f"Built {db_path}: {meta['apis']} items of {meta['providers']} providers ({meta['deprecated']} deprecated), "
+        f"{meta['mashups']} mashups, {meta['categories']} categories, "
         f"{meta['texts_embedded']} texts embedded, in {meta['build_seconds']} s, with {meta['model']}."
     )
+
+
+@catalog.command("list-tools")
+@mcp_source_options
+@click.option("--save", type=click.Path(path_type=Path), help="Write the listing here, for `catalog build --mcp-listing`.")
+@click.option("--json", "as_json", is_flag=True, help="Print the listing as JSON.")
+def catalog_list_tools(mcp, mcp_config, mcp_timeout, skip_failed, save, as_json):
+    """List the tools of MCP servers (tools/list), and optionally save the listing to build from later.
+
+    \b
+    Examples:
+        tender catalog list-tools --mcp-config ~/.config/Claude/claude_desktop_config.json
+        tender catalog list-tools --mcp "time=uvx mcp-server-time" --save listing.json
+    """
+    from tender.catalog.sources.gather import named_servers
+    from tender.catalog.sources.mcp import Listing, list_servers, save_listing
+
+    servers = named_servers(list(mcp), list(mcp_config))
+    if not servers:
+        raise click.UsageError("name servers with --mcp or --mcp-config")
+    listings, failed = list_servers(servers, timeout=mcp_timeout, skip_failed=skip_failed)
+    for _, reason in failed:
+        click.echo(f"Skipped {reason}", err=True)
+    if save:
+        save_listing(listings, save)
+        click.echo(f"Wrote {save}: {sum(len(x.tools) for x in listings)} tools of {len(listings)} servers.", err=True)
+    if as_json:
+        click.echo(Listing(servers=listings).model_dump_json(indent=1))
+        return
+    for listing in listings:
+        click.echo(f"{listing.name} ({listing.url or listing.command}): {len(listing.tools)} tools")
+        for tool in listing.tools:
+            first = (tool.get("description") or "").strip().split("\n")[0][:100]
+            click.echo(f"  {tool['name']}: {first}")
 
 
 @catalog.command("info")
@@ -136,7 +208,11 @@ def catalog_info(settings: Settings, db_path, as_json):
         items = f"skipped: {source['skipped']}" if source.get("skipped") else f"{source['items']} items"
         detail = f", {source['detail']}" if source.get("detail") else ""
         click.echo(f"{source['kind'] + ' source':<22}{source['name']} ({items}{detail})")
-        for path, digest in source.get("sha256", {}).items():
+        hashes = source.get("sha256", {})
+        if len(hashes) > 3:
+            click.echo(f"{'':<22}{len(hashes)} files hashed (--json shows them)")
+            continue
+        for path, digest in hashes.items():
             click.echo(f"{'':<22}{path} sha256 {digest}")
 
 
