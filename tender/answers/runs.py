@@ -4,10 +4,18 @@ Separate from catalog.db, which the server only reads. SQLite in WAL mode, so re
 the writer and several server processes can share one file; each write is one transaction, and a
 writer that finds the database locked waits for it (busy timeout) rather than losing its run.
 The schema grows by append-only named migrations (sqlite-utils' `Migrations`, recorded in
-`_sqlite_migrations`): add a new function at the end, never edit an applied one."""
+`_sqlite_migrations`): add a new function at the end, never edit an applied one.
+
+Faults: a run that cannot be written (read-only file, full disk) raises RunNotStored, and `keep` turns that
+into a note on the plan, which is returned all the same. A runs.db deleted or replaced while open is noticed
+by its identity (device and inode) before each use and opened anew, rather than written into a file nobody
+will read again. A runs path that cannot be opened at all raises RunsUnavailable; the server then serves
+without history (NoHistory) and says so."""
 
 import datetime
 import json
+import logging
+import os
 import sqlite3
 import threading
 import time
@@ -22,6 +30,7 @@ from tender.agents.plan import Plan, Run
 from tender.catalog import TenderError
 
 BUSY_TIMEOUT_MS = 30_000
+log = logging.getLogger(__name__)
 
 migrations = Migrations("tender.runs")
 
@@ -75,6 +84,34 @@ class UnknownRun(TenderError):
         self.run_id = run_id
 
 
+class RunsUnavailable(TenderError):
+    def __init__(self, path: Path, error: Exception):
+        super().__init__(f"Cannot open the runs database {path} ({_reason(error)}). Set TENDER_RUNS to a writable "
+                         "file, or fix the folder's permissions.")
+        self.path = path
+
+
+class RunNotStored(TenderError):
+    def __init__(self, path: Path, error: Exception):
+        super().__init__(f"This plan could not be stored in {path} ({_reason(error)}), so explain_bids will not "
+                         "find its run_id.")
+        self.path = path
+
+
+def _reason(error: Exception) -> str:
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror.lower()
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
 def _enable_wal(conn: sqlite3.Connection) -> None:
     """Switching to WAL takes an exclusive lock and does not wait on the busy timeout, so processes that
     open a new runs.db at the same moment retry here, within the same time limit."""
@@ -91,19 +128,38 @@ def _enable_wal(conn: sqlite3.Connection) -> None:
 
 class RunStore:
     """Read-write store of runs. Safe to share between threads; writes from several processes queue
-    on SQLite's lock. Raises UnknownRun for an id it does not hold."""
+    on SQLite's lock. Raises UnknownRun for an id it does not hold, RunNotStored for a run it cannot
+    write, and RunsUnavailable when the file cannot be opened."""
+
+    keeps_history = True
 
     def __init__(self, path: Path | str):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
-        conn.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
-        _enable_wal(conn)
-        conn.execute("pragma synchronous = normal")
-        self.db = sqlite_utils.Database(conn)
         self._lock = threading.Lock()
         with self._lock:
+            self._open()
+
+    def _open(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+            conn.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
+            _enable_wal(conn)
+            conn.execute("pragma synchronous = normal")
+            self.db = sqlite_utils.Database(conn)
             migrate(self.db)
+        except (sqlite3.Error, OSError) as error:
+            raise RunsUnavailable(self.path, error) from error
+        self._identity = _identity(self.path)
+
+    def _check_file(self) -> None:
+        """Open the file anew if it is no longer the one open (deleted, or replaced): runs written into a
+        deleted file would be lost at the next restart. Called with the lock held."""
+        if _identity(self.path) == self._identity:
+            return
+        log.warning("The runs database %s was deleted or replaced while open; opening it anew.", self.path)
+        self.db.close()
+        self._open()
 
     def __repr__(self):
         return f"<RunStore {self.path}>"
@@ -123,12 +179,18 @@ class RunStore:
             "latency_ms": plan.latency_ms,
             "backends": json.dumps(plan.backends),
         }
-        with self._lock, write_transaction(self.db):
-            self.db["runs"].insert(row, replace=True)
+        try:
+            with self._lock:
+                self._check_file()
+                with write_transaction(self.db):
+                    self.db["runs"].insert(row, replace=True)
+        except (sqlite3.Error, OSError, RunsUnavailable) as error:
+            raise RunNotStored(self.path, error.__cause__ if isinstance(error, RunsUnavailable) else error) from error
         return plan.run_id
 
     def get(self, run_id: str) -> Run:
         with self._lock:
+            self._check_file()
             row = self.db.execute("select plan, transcript from runs where run_id = ?", [run_id.strip()]).fetchone()
         if row is None:
             raise UnknownRun(run_id)
@@ -136,11 +198,13 @@ class RunStore:
 
     def count(self) -> int:
         with self._lock:
+            self._check_file()
             return self.db.execute("select count(*) from runs").fetchone()[0]
 
     def recent(self, limit: int = 20) -> list[dict]:
         """The latest runs, newest first: id, time, requirement, protocol and API ids."""
         with self._lock:
+            self._check_file()
             rows = self.db.execute(
                 "select run_id, created_at, requirement, protocol, organisation, api_ids from runs "
                 "order by created_at desc, rowid desc limit ?", [limit],
@@ -151,6 +215,52 @@ class RunStore:
     def close(self) -> None:
         with self._lock:
             self.db.close()
+
+
+class NoHistory:
+    """Stands in for a RunStore that could not be opened: plans are returned but not kept."""
+
+    keeps_history = False
+
+    def __init__(self, path: Path | str, reason: str):
+        self.path, self.reason = Path(path), reason
+
+    def __repr__(self):
+        return f"<NoHistory {self.path}>"
+
+    def save(self, run: Run) -> str:
+        raise RunNotStored(self.path, RuntimeError(f"this server runs without history: {self.reason}"))
+
+    def get(self, run_id: str) -> Run:
+        raise TenderError(f"No run {run_id!r}: this server keeps no history ({self.reason}). "
+                          "Ask its operator to set TENDER_RUNS to a writable file and restart it.")
+
+    def count(self) -> int:
+        return 0
+
+    def recent(self, limit: int = 20) -> list[dict]:
+        return []
+
+    def close(self) -> None:
+        pass
+
+
+def open_runs(path: Path | str) -> "RunStore | NoHistory":
+    """The runs database at `path`, or, when it cannot be opened, NoHistory (logged once, in one line)."""
+    try:
+        return RunStore(path)
+    except RunsUnavailable as error:
+        log.warning("%s Serving without history: plans are returned but not stored.", error)
+        return NoHistory(path, _reason(error.__cause__ or error))
+
+
+def keep(store: "RunStore | NoHistory", run: Run) -> None:
+    """Store the run; one that cannot be stored is still returned, its plan saying why it was not kept."""
+    try:
+        store.save(run)
+    except RunNotStored as error:
+        log.warning("%s", error)
+        run.plan.notes.append(str(error))
 
 
 def _now() -> str:

@@ -22,7 +22,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from tender.catalog import Catalog, CatalogError, TenderError
 
-from tender.answers.runs import RunStore
+from tender.answers.runs import RunStore, open_runs
 from tender.settings import Settings
 
 log = logging.getLogger("tender.server")
@@ -59,11 +59,9 @@ class AppContext:
     @classmethod
     def open(cls, settings: Settings) -> "AppContext":
         """Open the catalogue with its embedder, warm the agents up and open the runs database (blocking)."""
-        from tender.catalog import get_embedder
-
-        runs = RunStore(settings.runs_path)
+        runs = open_runs(settings.runs_path)  # one that cannot be opened: no history, said once in the log
         try:
-            catalog = Catalog(settings.catalog_path, embedder=get_embedder(settings.embedding_model))
+            catalog = Catalog(settings.catalog_path, embedder=settings.embedder())
         except CatalogError as error:
             log.warning("%s The server starts anyway; its tools will say so.", error)
             return cls(settings=settings, runs=runs, missing=error)

@@ -26,7 +26,7 @@ from .app import AppContext
 from tender.answers.brief import lean, recommendation
 from tender.answers.explain import explain
 from tender.answers.lookup import find_apis, short
-from tender.answers.runs import UnknownRun
+from tender.answers.runs import UnknownRun, keep
 from tender.answers.schemas import (ApiBrief, ApiDetails, CategoryInfo, CategoryList, Comparison, CoUsedApi, Detail,
                                     Explanation, MashupBrief, ProtocolRun, Recommendation, SearchResults)
 
@@ -54,11 +54,12 @@ def fixable() -> Iterator[None]:
         raise ToolError(str(error)) from error
 
 
-async def in_worker(ctx: Context, work: Callable[[RunContext], T], limiter: anyio.CapacityLimiter) -> T:
+async def in_worker(ctx: Context, work: Callable[[RunContext], T], limiter: anyio.CapacityLimiter,
+                    deadline_s: float | None = None) -> T:
     """Run blocking agent work on a worker thread, when `limiter` admits it. Its progress reaches
     the client as progress notifications; if the request is cancelled, whether waiting or running, the
     run's cancel event stops it at its next step."""
-    context = RunContext(progress=_progress_to(ctx))
+    context = RunContext(progress=_progress_to(ctx), deadline_s=deadline_s)  # the deadline counts the wait too
 
     def run() -> T:
         context.started = time.perf_counter()  # a plan's latency is its run's, not its wait for a worker
@@ -139,6 +140,9 @@ async def recommend_apis(
         "Reasoner for the manager: 'offline' (embedded, deterministic, default) or 'llm' (needs an "
         "OpenAI-compatible endpoint configured on the server)."))] = "offline",
     contractor_backend: Annotated[Backend, Field(description="Reasoner for the contractors: 'offline' or 'llm'.")] = "offline",
+    deadline_s: Annotated[float | None, Field(gt=0, le=3600, description=(
+        "With an 'llm' backend: seconds the LLM steps may take in all; past it, the remaining steps run offline "
+        "and the plan's notes say so. Omit for the server's default (TENDER_DEADLINE, else none)."))] = None,
     detail: Annotated[Detail, Field(description=(
         "'summary' (default): per function, the awarded APIs in a line each. 'full' adds the candidate API ids of "
         "each stage, the cost, the bid model's rationales and every contract-net message (tens of KB)."))] = "summary",
@@ -160,10 +164,11 @@ async def recommend_apis(
 
         def work(context: RunContext) -> Run:
             run = tender.recommend(request, context)
-            app.runs.save(run)
+            keep(app.runs, run)  # a plan that cannot be stored is returned with a note saying why
             return run
 
-        run = await in_worker(ctx, work, app.limiter(manager_backend, contractor_backend))
+        run = await in_worker(ctx, work, app.limiter(manager_backend, contractor_backend),
+                              deadline_s if deadline_s is not None else app.settings.deadline_s)
     return result_of(recommendation(run, app.catalog, detail))
 
 
@@ -230,8 +235,9 @@ async def compare_protocols(
             for index, request in enumerate(requests):
                 # A context per protocol, so each plan carries its own cost and latency; one cancel for all.
                 progress = _share_of(context, index, len(requests), request.protocol)
-                run = tender.recommend(request, RunContext(cancel=context.cancel, progress=progress))
-                app.runs.save(run)
+                run = tender.recommend(request, RunContext(cancel=context.cancel, progress=progress,
+                                                           deadline_s=context.deadline_s, deadline=context.deadline))
+                keep(app.runs, run)
                 runs.append(run)
             return runs
 
