@@ -234,7 +234,9 @@ def catalog_search(settings: Settings, query, categories, limit, db_path, as_jso
     """
     from .answers.lookup import find_apis
 
-    found = find_apis(open_catalog(settings, path=db_path), query, categories, limit)
+    catalog = open_catalog(settings, path=db_path)
+    checked_names(catalog, categories=categories)
+    found = find_apis(catalog, query, categories, limit)
     if as_json:
         click.echo(found.model_dump_json(indent=2))
         return
@@ -243,6 +245,34 @@ def catalog_search(settings: Settings, query, categories, limit, db_path, as_jso
         click.echo(f"{hit.api_id:>6}  {hit.score:.2f}  {hit.name} [{', '.join(hit.categories)}], used by {used}")
     if not found.results:
         click.echo("No API matched.")
+
+
+@catalog.command("categories")
+@click.argument("query", required=False)
+@click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True, help="How many categories.")
+@click.option("--db", "db_path", type=click.Path(path_type=Path), help="Catalogue to read (default: catalog.db).")
+@click.option("--json", "as_json", is_flag=True, help="Print the categories as JSON.")
+@click.pass_obj
+def catalog_categories(settings: Settings, query, limit, db_path, as_json):
+    """List the catalogue's API categories with their API counts, largest first; with QUERY, the closest in
+    meaning first. Use these names with --require-category, --exclude-category and --category.
+
+    \b
+    Examples:
+        tender catalog categories
+        tender catalog categories "maps and places" --limit 5
+    """
+    catalog = open_catalog(settings, path=db_path, embed=bool(query))
+    counts = {c.name: c.api_count for c in catalog.categories()}
+    if query:
+        shown = [(hit.id, counts.get(hit.id, 0), round(hit.score, 4)) for hit in catalog.search(query, kind="category", k=limit)]
+    else:
+        shown = [(name, n, None) for name, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]]
+    if as_json:
+        click.echo(json.dumps([{"name": n, "api_count": c, "similarity": s} for n, c, s in shown], indent=2))
+        return
+    for name, count, similarity in shown:
+        click.echo(f"{count:>6}  {name}" + (f"  ({similarity:.2f})" if similarity is not None else ""))
 
 
 def llm_options(command):
@@ -292,10 +322,59 @@ def _backends(kwargs: dict) -> dict:
     return {k: kwargs.pop(k) for k in keys}
 
 
+def with_db(settings: Settings, db_path: Path | None) -> Settings:
+    """The settings with --db as the catalogue, when given."""
+    from dataclasses import replace
+
+    return replace(settings, catalog_path=db_path) if db_path else settings
+
+
+def did_you_mean(name, known: list[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(str(name), known, n=3, cutoff=0.6)
+    return f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+def checked_names(catalog, apis=(), required=(), excluded=(), categories=()) -> None:
+    """Check API and category names before a run, so that a mistyped one is reported with the option the
+    user typed and the closest names the catalogue has (the library's errors name the MCP tools)."""
+    from tender.catalog import ApiNotFound, CategoryNotFound
+
+    for api in apis:
+        try:
+            catalog.get_api(api)
+        except ApiNotFound:
+            raise click.BadParameter(f"no API {api!r} in the catalogue.{did_you_mean(api, [a.name for a in catalog.apis()])} "
+                                     "`tender catalog search TEXT` finds ids and exact names.", param_hint="--exclude-api") from None
+    options = ([("--require-category", name) for name in required] + [("--exclude-category", name) for name in excluded]
+               + [("--category", name) for name in categories])
+    for option, name in options:
+        try:
+            catalog.check_category(name)
+        except CategoryNotFound:
+            raise click.BadParameter(f"no category {name!r} in the catalogue.{did_you_mean(name, catalog.category_names())} "
+                                     "`tender catalog categories` lists them.", param_hint=option) from None
+
+
+def read_requirement(requirement: str) -> str:
+    """The requirement as given, or read from standard input when it is '-'."""
+    if requirement != "-":
+        return requirement
+    text = sys.stdin.read()
+    if not text.strip():
+        raise click.BadParameter("standard input was empty; pipe the requirement in, e.g. "
+                                 "`echo 'a map of bike shops' | tender recommend -`", param_hint="REQUIREMENT")
+    return text
+
+
 @main.command()
 @click.argument("requirement")
 @click.option("--protocol", type=click.Choice(["manager-led", "contractor-led", "collaborative", "single-agent"]),
-              default="manager-led", show_default=True)
+              default="manager-led", show_default=True,
+              help="How the agents negotiate: the manager splits and maps (manager-led, usually best), contractors "
+                   "read the whole requirement (contractor-led), the manager splits and contractors map "
+                   "(collaborative), or one reasoner alone (single-agent, a baseline).")
 @click.option("--organisation", type=click.Choice(["api", "category", "provider"]), default="api", show_default=True,
               help="One contractor per API (or tool), per category, or per provider (an MCP server, an OpenAPI document).")
 @click.option("--max-apis", type=click.IntRange(min=1), help="At most this many APIs.")
@@ -303,8 +382,11 @@ def _backends(kwargs: dict) -> dict:
 @click.option("--exclude-category", "excluded_categories", multiple=True, help="Never use APIs of this category (repeatable).")
 @click.option("--exclude-api", "excluded_apis", multiple=True, help="Never use this API, by id or name (repeatable).")
 @click.option("--exclude-deprecated", is_flag=True, help="Never use an item its source marks deprecated or gone.")
-@click.option("--routing", type=click.Choice(["embedding", "broadcast"]), default="embedding", show_default=True)
+@click.option("--routing", type=click.Choice(["embedding", "broadcast"]), default="embedding", show_default=True,
+              help="Whom a call for proposals reaches: the --top-n contractors closest to the function (embedding) "
+                   "or every contractor of the announced categories (broadcast).")
 @click.option("--top-n", type=click.IntRange(min=1), default=12, show_default=True, help="Contractors reached per call for proposals.")
+@click.option("--db", "db_path", type=click.Path(path_type=Path), help="Catalogue to recommend from (default: catalog.db, or TENDER_CATALOG).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan (and transcript) as JSON.")
 @click.option("--deadline", type=click.FloatRange(min=0.1),
               help="Seconds the LLM steps may take in all (TENDER_DEADLINE); past it, the rest run offline. "
@@ -313,38 +395,138 @@ def _backends(kwargs: dict) -> dict:
 @click.pass_obj
 def recommend(settings: Settings, requirement, protocol, organisation, max_apis, required, excluded_categories,
               excluded_apis, exclude_deprecated, routing, top_n, as_json, **kwargs):
-    """Recommend the APIs a composite service needs, as a plan.
+    """Recommend the APIs a composite service needs, as a plan. REQUIREMENT is the app in plain words, or -
+    to read it from standard input. Every run is kept in the runs database: `tender runs list` shows them,
+    `tender explain RUN_ID` tells the bidding behind one.
 
     \b
     Examples:
         tender recommend "a site that shows nearby restaurants on a map with their reviews"
         tender recommend "share photos with friends" --protocol contractor-led --max-apis 2 --json
+        cat requirement.txt | tender recommend - --exclude-api "Google Maps"
     """
     from tender.agents.context import RunContext
     from tender.agents.request import Constraints, Request
 
     backends = _backends(kwargs)
     deadline = kwargs.pop("deadline") or settings.deadline_s
-    request = Request.create(requirement, protocol=protocol, organisation=organisation, routing=routing, top_n=top_n,
+    settings = with_db(settings, kwargs.pop("db_path"))
+    request = Request.create(read_requirement(requirement), protocol=protocol, organisation=organisation, routing=routing, top_n=top_n,
                              constraints=Constraints(max_apis=max_apis, required_categories=list(required),
                                                      excluded_categories=list(excluded_categories),
                                                      excluded_apis=list(excluded_apis),
                                                      exclude_deprecated=exclude_deprecated))
-    tender = make_tender(settings, open_catalog(settings), backends)
+    catalog = open_catalog(settings)
+    checked_names(catalog, excluded_apis, required, excluded_categories)
+    tender = make_tender(settings, catalog, backends)
     run = tender.recommend(request, RunContext(deadline_s=deadline))
+    from tender.answers.runs import RunStore
+
+    store = RunStore(settings.runs_path)  # the run log, as the server keeps one: `tender explain` reads it
+    try:
+        store.save(run)
+    finally:
+        store.close()
     if as_json:
         click.echo(run.model_dump_json(indent=2))
     else:
         from .answers.render import plan_text
 
         click.echo(plan_text(run.plan, run.transcript))
+        click.echo(f"How it was decided: tender explain {run.plan.run_id}")
+
+
+@main.group()
+def runs():
+    """The run log: every recommendation made by `tender recommend` or the MCP server (runs.db, or TENDER_RUNS)."""
+
+
+@runs.command("list")
+@click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True, help="How many runs, newest first.")
+@click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
+@click.pass_obj
+def runs_list(settings: Settings, limit, as_json):
+    """List the latest runs, newest first: id, time, protocol, the requirement's start and how many APIs.
+
+    \b
+    Examples:
+        tender runs list
+        tender runs list --limit 5 --json
+    """
+    from tender.answers.runs import RunStore
+
+    store = RunStore(settings.runs_path)
+    try:
+        rows = store.recent(limit)
+    finally:
+        store.close()
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo(f"No runs yet in {settings.runs_path}. Make one with `tender recommend \"...\"`.")
+    for row in rows:
+        text = " ".join(row["requirement"].split())
+        text = text if len(text) <= 60 else text[:59] + "…"
+        click.echo(f"{row['run_id']}  {row['created_at'][:19].replace('T', ' ')}  {row['protocol']:<14}  "
+                   f"{len(row['api_ids'])} APIs  {text}")
+
+
+@main.command("explain")
+@click.argument("run_id")
+@click.option("--function", help="Only this plan step: its id (f1, f2, ...) or its text.")
+@click.option("--full", is_flag=True, help="Every call for proposals with every bid, refusal and decision, and the full diagram.")
+@click.option("--diagram", is_flag=True, help="Print only the Mermaid sequence diagram.")
+@click.option("--json", "as_json", is_flag=True, help="Print the explanation as JSON, as the explain_bids tool returns it.")
+@click.option("--db", "db_path", type=click.Path(path_type=Path),
+              help="Catalogue to read API descriptions and usage from (default: catalog.db; optional).")
+@click.pass_obj
+def explain_command(settings: Settings, run_id, function, full, diagram, as_json, db_path):
+    """Tell how a stored run was decided: per function, whom the call for proposals reached, the winning and
+    the best losing bids and why, and any backtracking. RUN_ID is the id `tender recommend` printed
+    (`tender runs list` shows them).
+
+    \b
+    Examples:
+        tender explain 5154ebb901684f9896196976d257d94c
+        tender explain 5154ebb901684f9896196976d257d94c --function f2 --full
+        tender explain 5154ebb901684f9896196976d257d94c --diagram > bidding.mmd
+    """
+    from tender.answers.explain import explain, explanation_text
+    from tender.answers.runs import RunStore
+    from tender.catalog import CatalogError
+
+    from tender.answers.runs import UnknownRun
+
+    store = RunStore(settings.runs_path)
+    try:
+        run = store.get(run_id)
+    except UnknownRun:
+        raise click.BadParameter(f"no run {run_id!r} in {settings.runs_path}. `tender runs list` shows the latest ids.",
+                                 param_hint="RUN_ID") from None
+    finally:
+        store.close()
+    try:
+        catalog = open_catalog(with_db(settings, db_path), embed=False)
+    except CatalogError:  # the explanation stands without it, only without usage counts
+        catalog = None
+    told = explain(run, function, detail="full" if full else "summary", catalog=catalog)
+    if as_json:
+        from tender.answers.brief import lean
+
+        click.echo(json.dumps(lean(told), indent=2, ensure_ascii=False))
+    elif diagram:
+        click.echo(told.diagram, nl=False)
+    else:
+        click.echo(explanation_text(told))
+        click.echo("\nThe diagram: add --diagram. Every message: --full --json.")
 
 
 @main.command("eval")
 @click.option("--protocol", "method", default="all", show_default=True,
               help="A protocol, a baseline (baseline-popularity, baseline-embedding, baseline-knn), or all.")
 @click.option("--sample", type=click.IntRange(min=1), default=100, show_default=True, help="Test mashups drawn.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the test sample drawn (0 is the reported one).")
 @click.option("--folds", type=click.IntRange(min=2), help="K-fold cross-validation over all mashups instead of a sample.")
 @click.option("--mashups", "mashups_path", type=click.Path(exists=True, path_type=Path),
               help="Evaluate an external mashups JSONL against the whole catalogue.")
@@ -415,8 +597,8 @@ def train():
 
 @train.command("encoder")
 @click.option("--out", type=click.Path(path_type=Path), help="Model folder to write (default: TENDER_HOME/models/tender-minilm).")
-@click.option("--epochs", type=click.IntRange(min=1), default=2, show_default=True)
-@click.option("--learning-rate", type=float, default=3e-5, show_default=True)
+@click.option("--epochs", type=click.IntRange(min=1), default=2, show_default=True, help="Passes over the training pairs.")
+@click.option("--learning-rate", type=float, default=3e-5, show_default=True, help="The optimiser's learning rate.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.pass_obj
 def train_encoder(settings: Settings, out, epochs, learning_rate, quiet):
@@ -452,8 +634,9 @@ def train_bids(settings: Settings, args):
 @click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="HTTP only.")
 @click.option("--allow-host", "allowed_hosts", multiple=True, metavar="NAME",
               help="HTTP only: also accept requests addressed to this host name (repeatable). Loopback and --host are accepted.")
+@click.option("--db", "db_path", type=click.Path(path_type=Path), help="Catalogue to serve (default: catalog.db, or TENDER_CATALOG).")
 @click.pass_obj
-def serve_command(settings: Settings, transport, host, port, allowed_hosts):
+def serve_command(settings: Settings, transport, host, port, allowed_hosts, db_path):
     """Serve Tender over MCP: the recommend_apis, explain_bids, compare_protocols, search_apis, get_api
     and list_categories tools, catalogue and run resources, and the compose_service prompt.
 
@@ -468,4 +651,4 @@ def serve_command(settings: Settings, transport, host, port, allowed_hosts):
     """
     from .server.app import serve
 
-    serve(settings, transport=transport, host=host, port=port, allowed_hosts=allowed_hosts)
+    serve(with_db(settings, db_path), transport=transport, host=host, port=port, allowed_hosts=allowed_hosts)

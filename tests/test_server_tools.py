@@ -292,7 +292,7 @@ async def test_explain_bids_errors(settings):
         assert "No run '0123abc'" in text and "recommend_apis" in text
         contractor_led = await recommend(client, protocol="contractor-led")
         text = error_text(await client.call_tool("explain_bids", {"run_id": contractor_led["run_id"], "function": "f1"}))
-        assert "without `function`" in text
+        assert "explain the whole run instead" in text
 
 
 async def test_explain_bids_works_after_a_restart(settings):

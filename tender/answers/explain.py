@@ -134,7 +134,7 @@ def _step_id(run: Run, function: str) -> str:
             if not any(m.function_id == step.id for m in run.transcript.of_kind("cfp")):
                 raise UnknownFunction(
                     f"Step {step.id} was not announced on its own under the {run.plan.protocol} protocol "
-                    "(the whole requirement was); call explain_bids without `function`."
+                    "(the whole requirement was); explain the whole run instead (no function)."
                 )
             return step.id
     steps = ", ".join(f"{s.id} ({s.function[:60]})" for s in run.plan.steps) or "none"
@@ -176,3 +176,29 @@ def _calls(transcript: Transcript) -> list[CallExplained]:
     for call in calls.values():
         call.proposals.sort(key=lambda bid: -bid.score)
     return list(calls.values())
+
+
+def explanation_text(told: Explanation) -> str:
+    """The summary for a terminal: per function, whom the call reached, the winners and the best losing bid."""
+    lines = [f"Run {told.run_id} ({told.protocol}, {told.organisation} contractors): "
+             f"{told.messages} messages, {told.contractors_contacted} contractors contacted", ""]
+    for f in told.functions:
+        head = f"{f.id or 'requirement'} {f.function}"
+        lines.append(head + (f"  [{f.status}]" if f.status and f.status != "awarded" else ""))
+        where = f" in {', '.join(f.categories)}" if f.categories else ""
+        lines.append(f"    sent to {f.sent_to}{where}")
+        rounds = f", {f.rounds} rounds" if f.rounds > 1 else ""
+        lines.append(f"    {f.bids} bid{'s' if f.bids != 1 else ''}, {f.refusals} refused{rounds}")
+        for w in f.winners:
+            lines.append(f"    won:  {w.name} ({w.confidence:.2f}): {w.why}")
+        if f.best_losing:
+            b = f.best_losing
+            lost = f"; {b.outcome}" if b.outcome else ""
+            lines.append(f"    lost: {b.name} ({b.confidence:.2f}): {b.why}{lost}")
+        if f.reason:
+            lines.append(f"    no API: {f.reason}")
+        lines += [f"    backtracked {b}" for b in f.backtracking]
+        lines.append("")
+    lines.append("APIs, best first: " + (", ".join(told.apis) or "none"))
+    lines += [f"Note: {note}" for note in told.notes]
+    return "\n".join(lines)
