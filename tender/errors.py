@@ -45,3 +45,7 @@ class SourceError(CatalogError):
     def __init__(self, source, problem: str):
         super().__init__(f"{source}: {problem}")
         self.source, self.problem = source, problem
+
+
+class EncoderMismatch(CatalogError):
+    """A catalogue or bid model made with another encoder than the one loaded: their vectors do not compare."""

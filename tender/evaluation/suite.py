@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from tender.agents.request import Request
     from tender.agents.service import Tender
-    from tender.catalog import Catalog, get_embedder
+    from tender.catalog import Catalog
     from tender.settings import Settings
 
     excluded: list[int] = []
@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         probe = Catalog(args.db)
         excluded = [m.id for m in probe.mashups()]
         probe.close()
-    catalog = Catalog(args.db, embedder=get_embedder(Settings.from_env().embedding_model), exclude_mashups=excluded)
+    catalog = Catalog(args.db, embedder=Settings.from_env().embedder(), exclude_mashups=excluded)
     tender = Tender(catalog)
     tender.warm_up()
     cases = load_cases(args.suite)

@@ -59,11 +59,9 @@ class AppContext:
     @classmethod
     def open(cls, settings: Settings) -> "AppContext":
         """Open the catalogue with its embedder, warm the agents up and open the runs database (blocking)."""
-        from tender.catalog import get_embedder
-
         runs = open_runs(settings.runs_path)  # one that cannot be opened: no history, said once in the log
         try:
-            catalog = Catalog(settings.catalog_path, embedder=get_embedder(settings.embedding_model))
+            catalog = Catalog(settings.catalog_path, embedder=settings.embedder())
         except CatalogError as error:
             log.warning("%s The server starts anyway; its tools will say so.", error)
             return cls(settings=settings, runs=runs, missing=error)

@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from tender.agents.text import mask_names
 from tender.catalog import Api, Mashup, read_sources
-from tender.catalog.embeddings import default_model_path
+from tender.catalog.encoders import stock_torch_dir
 from tender.settings import default_data_dir
 
 from tender.evaluation.split import encoder_ids
@@ -77,7 +77,7 @@ def fine_tune(pairs: list, out: Path, epochs: int = 2, batch_size: int = 32, lea
 
     torch.manual_seed(0)
     rng = random.Random(0)
-    model = SentenceTransformer(str(base or default_model_path()), device="cpu", local_files_only=True)
+    model = SentenceTransformer(str(base or stock_torch_dir()), device="cpu", local_files_only=True)
     model.max_seq_length = max_seq_length
     steps = epochs * math.ceil(len(pairs) / batch_size)
     optimiser = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=0.01)

@@ -25,7 +25,7 @@ from tender.agents.request import Request
 from tender.agents.service import Tender
 from tender.agents.tasks import CoUsageEdge, SelectTask
 from tender.agents.text import clauses, mask_names
-from tender.catalog import Catalog, get_embedder
+from tender.catalog import Catalog
 
 from tender.evaluation.metrics import mean, prf
 from tender.evaluation.split import REPORT_SAMPLE, REPORT_SEED, TUNING_SAMPLE, TUNING_SEED, sample_ids, tuning_ids
@@ -133,7 +133,7 @@ def main(argv=None):
     parser.add_argument("--report-sample", type=int, default=REPORT_SAMPLE)
     parser.add_argument("--write", action="store_true", help=f"write the fitted bid model to {MODEL_FILE}")
     args = parser.parse_args(argv)
-    embedder = get_embedder()
+    embedder = Settings.from_env().embedder()
     full = Catalog(args.db)
     ids, reported, queries = tuning_queries(full, args.sample, args.seed, args.report_seed, args.report_sample)
     catalog = Catalog(args.db, embedder=embedder, exclude_mashups=set(ids) | set(reported))
@@ -141,6 +141,8 @@ def main(argv=None):
     x, y = collect_features(tender, queries)
     model = fit_bid_model(x, y, fitted_on=f"{len(ids)} tuning mashups (seed {args.seed}) as written and masked, "
                                           f"{len(y)} candidate bids; `python -m tender.training.tune --write`")
+    # The encoder the features came from: Tender refuses the model with any other (see catalog/encoders.py).
+    model = model.model_copy(update={"encoder": embedder.encoder})
     print("bid model:", json.dumps({"bias": round(model.bias, 3), **{k: round(v, 3) for k, v in model.weights.items()}}))
     if args.write:
         MODEL_FILE.write_text(model.model_dump_json(indent=2) + "\n")

@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tender.catalog.encoders import STOCK_NAME, EncoderId, check_encoder, recorded_encoder
+
 from ..context import RunContext
 from ..messages import Neighbourhood
 from ..tasks import (ApiKnowledge, BidDecision, BidDraft, BidTask, CategoryMapping, DecomposeTask, Decomposition,
@@ -58,6 +60,8 @@ class BidModel(BaseModel):
     weights: dict[str, float] = Field(description="One weight per term of TERMS.")
     temperature: float = 0.05  # of the soft maximum over the history's similarities
     fitted_on: str = ""
+    # The encoder whose vectors it was fitted on; a file without it was fitted on the stock encoder.
+    encoder: EncoderId | None = None
 
     @model_validator(mode="after")
     def _every_term(self):
@@ -143,6 +147,17 @@ def probability(x: np.ndarray, model: BidModel) -> float:
     return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
 
+def check_bid_model(model: BidModel, embedder) -> None:
+    """Raise EncoderMismatch if the shipped bid model was fitted on another encoder's vectors than `embedder`'s.
+    The hashing embedder is exempt: it exists for tests, which run the shipped model on it knowingly."""
+    if embedder.encoder.name.startswith("hashing"):
+        return
+    recorded = model.encoder or recorded_encoder(STOCK_NAME, None)
+    check_encoder(f"The bid model {MODEL_FILE.name}", recorded, embedder.encoder,
+                  "Use the encoder it was fitted on (unset TENDER_EMBEDDING_MODEL for the stock one), or refit it for "
+                  "this encoder: `python -m tender.training.tune --db <catalogue built with it> --write`.")
+
+
 class EmbeddedReasoner(Reasoner):
     name = "offline"
 
@@ -156,7 +171,9 @@ class EmbeddedReasoner(Reasoner):
         # Loaded at the first bid, not here: `tender.training.tune --write` builds a Tender to refit a model file
         # that no longer loads (after a feature was added).
         if self._model is None:
-            self._model = BidModel.load()
+            model = BidModel.load()
+            check_bid_model(model, self.encoder.embedder)
+            self._model = model
         return self._model
 
     def run(self, task: Task, context: RunContext):

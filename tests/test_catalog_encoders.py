@@ -1,0 +1,214 @@
+"""Encoders: the stock all-MiniLM-L6-v2 runs on ONNX Runtime without torch, gives the model's own vectors, and
+Tender refuses a catalogue or bid model made by another encoder than the one loaded."""
+
+import importlib.util
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from tender.agents.reasoners.embedded import TERMS, BidModel, check_bid_model
+from tender.catalog import Catalog, HashingEmbedder, build_catalog, get_embedder
+from tender.catalog.encoders import STOCK_NAME, EncoderId, stock_encoder
+from tender.catalog.onnx_embedder import OnnxEmbedder
+from tender.cli import main
+from tender.errors import EncoderMismatch, TenderError
+from tests.conftest import ROOT
+
+HAS_TORCH = importlib.util.find_spec("torch") is not None and importlib.util.find_spec("sentence_transformers") is not None
+needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="needs the train extra (torch, sentence-transformers)")
+# Run in a child with torch and sentence-transformers made unimportable, as in an install without the train extra.
+NO_TORCH = "import sys\nfor name in ('torch', 'sentence_transformers', 'transformers'): sys.modules[name] = None\n"
+
+
+def run_without_torch(code: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", NO_TORCH + textwrap.dedent(code), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+
+
+class RenamedEmbedder(HashingEmbedder):
+    """The hashing embedder under another encoder's identity: a catalogue that says another model embedded it."""
+
+    def __init__(self, encoder: EncoderId):
+        super().__init__(256)
+        self.model_name, self.encoder = encoder.name, encoder
+
+
+# -- the stock encoder without torch ---------------------------------------------------------------------------
+def test_the_stock_encoder_embeds_and_builds_a_catalogue_without_torch(sources, tmp_path):
+    done = run_without_torch("""
+        from tender.catalog import Catalog, build_catalog, get_embedder
+        embedder = get_embedder(threads=None)
+        meta = build_catalog(sys.argv[1], sys.argv[2], sys.argv[3], embedder)
+        hit = Catalog(sys.argv[3], embedder=get_embedder()).search("weather forecast", k=1)[0]
+        print(type(embedder).__name__, meta["model"], embedder.dimension, hit.id)
+    """, *map(str, sources), str(tmp_path / "catalog.db"))
+    assert done.returncode == 0, done.stderr
+    name, model, dimension, best = done.stdout.split()
+    assert (name, model, dimension) == ("OnnxEmbedder", STOCK_NAME, "384")
+    assert int(best) in (9, 10)  # the fixture's two weather APIs
+
+
+def test_a_fine_tuned_folder_without_torch_asks_for_the_train_extra(tmp_path):
+    folder = tmp_path / "tender-minilm"
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(b"weights")
+    (folder / "tokenizer.json").write_bytes((OnnxEmbedder().path / "tokenizer.json").read_bytes())
+    done = run_without_torch("""
+        from tender.catalog import get_embedder
+        from tender.errors import TenderError
+        try:
+            get_embedder(sys.argv[1], cache_dir=sys.argv[2]).embed(["maps"])
+        except TenderError as error:
+            print(error)
+    """, str(folder), str(tmp_path / "cache"))
+    assert done.returncode == 0, done.stderr
+    assert "pip install 'tender-mcp[train]'" in done.stdout and "unset TENDER_EMBEDDING_MODEL" in done.stdout
+
+
+def test_the_torch_runtime_without_torch_is_a_clear_error():
+    done = run_without_torch("""
+        from tender.catalog import get_embedder
+        from tender.errors import TenderError
+        try:
+            get_embedder(runtime="torch").embed(["maps"])
+        except TenderError as error:
+            print(error)
+    """)
+    assert done.returncode == 0, done.stderr
+    assert "train extra" in done.stdout
+
+
+def test_an_unknown_embedding_runtime_is_a_clear_error():
+    with pytest.raises(TenderError, match="auto, onnx or torch"):
+        get_embedder(runtime="tensorflow")
+
+
+# -- the same vectors as sentence-transformers ------------------------------------------------------------------
+@needs_torch
+@pytest.mark.real_model
+def test_the_stock_onnx_graph_gives_the_models_own_vectors():
+    from tender.catalog import SentenceTransformerEmbedder
+
+    onnx, torch = get_embedder(), SentenceTransformerEmbedder()
+    assert isinstance(onnx, OnnxEmbedder) and onnx.encoder == torch.encoder == stock_encoder()
+    # Texts of different lengths in one batch, and one past the stock tokenizer's 128 tokens: neither padding
+    # nor truncation may change any text's vector.
+    texts = ["maps", "send a text message", "a site that shows nearby restaurants on a map with their reviews " * 12]
+    assert np.allclose(onnx.embed(texts), torch.embed(texts), atol=1e-5)
+    text = "Show restaurants on a map, read their reviews, and send a text message reminder."
+    parts = ["Show restaurants on a map", "read their reviews", "not in the text"]
+    (whole, vectors), (whole_t, vectors_t) = onnx.embed_parts(text, parts), torch.embed_parts(text, parts)
+    assert np.allclose(whole, whole_t, atol=1e-5)
+    assert np.allclose(vectors[0], vectors_t[0], atol=1e-5) and np.allclose(vectors[1], vectors_t[1], atol=1e-5)
+    assert vectors[2] is None
+
+
+@pytest.fixture
+def tuned_folder(tmp_path):
+    """The stock sentence-transformers folder under another name, standing in for a fine-tuned encoder."""
+    from tender.catalog.encoders import stock_torch_dir
+
+    folder = tmp_path / "tender-minilm"
+    folder.mkdir()
+    for file in stock_torch_dir().iterdir():
+        (folder / file.name).symlink_to(file)
+    return folder
+
+
+@needs_torch
+@pytest.mark.real_model
+def test_a_fine_tuned_folder_is_exported_once_into_the_cache_folder(tuned_folder, tmp_path):
+    cache = tmp_path / "cache"
+    tuned = get_embedder(str(tuned_folder), cache_dir=cache)
+    assert isinstance(tuned, OnnxEmbedder) and tuned.encoder.name == "tender-minilm"
+    assert tuned.encoder.fingerprint != stock_encoder().fingerprint  # other weights file, other fingerprint
+    assert np.allclose(tuned.embed(["maps", "send a text message"]), get_embedder().embed(["maps", "send a text message"]),
+                       atol=1e-5)
+    graph = tuned.graph_path
+    assert graph.is_file() and graph.is_relative_to(cache)
+    stamp = graph.stat().st_mtime_ns
+    assert np.allclose(OnnxEmbedder(tuned_folder, cache_dir=cache).embed(["maps"]), tuned.embed(["maps"]))
+    assert graph.stat().st_mtime_ns == stamp and list(graph.parent.glob("*.partial")) == []
+
+
+@needs_torch
+@pytest.mark.real_model
+def test_an_unwritable_cache_folder_does_not_stop_queries(tuned_folder, tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the cache folder should be")
+    vector = OnnxEmbedder(tuned_folder, cache_dir=blocked).embed(["maps"])[0]
+    assert float(vector @ get_embedder().embed(["maps"])[0]) == pytest.approx(1.0, abs=1e-5)
+
+
+# -- refusing another encoder's vectors ---------------------------------------------------------------------------
+TUNED = EncoderId(name="tender-minilm", fingerprint="0123456789abcdef")
+
+
+@pytest.fixture
+def tuned_catalog(sources, tmp_path):
+    path = tmp_path / "tuned.db"
+    build_catalog(*sources, path, RenamedEmbedder(TUNED))
+    return path
+
+
+def test_a_catalogue_records_its_encoder_and_opens_with_the_same_one(tuned_catalog):
+    catalog = Catalog(tuned_catalog, embedder=RenamedEmbedder(TUNED))
+    assert catalog.encoder == TUNED
+
+
+def test_a_catalogue_opened_with_another_encoder_is_refused_with_the_fix(tuned_catalog):
+    with pytest.raises(EncoderMismatch) as refused:
+        Catalog(tuned_catalog, embedder=get_embedder())
+    message = str(refused.value)
+    assert "tender-minilm (weights 0123456789abcdef)" in message and STOCK_NAME in message
+    assert "tender catalog build" in message and "TENDER_EMBEDDING_MODEL" in message
+    with pytest.raises(EncoderMismatch):  # a retrained model of the same name
+        Catalog(tuned_catalog, embedder=RenamedEmbedder(TUNED.model_copy(update={"fingerprint": "fedcba9876543210"})))
+    Catalog(tuned_catalog)  # without an embedder (catalog info, the evaluation's reads) it still opens
+
+
+@pytest.mark.parametrize("command", [["recommend", "weather on a map"], ["catalog", "search", "weather"]])
+def test_the_cli_refuses_a_catalogue_of_another_encoder_on_every_path(tuned_catalog, tmp_path, monkeypatch, command):
+    monkeypatch.setenv("TENDER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TENDER_CATALOG", str(tuned_catalog))
+    monkeypatch.delenv("TENDER_EMBEDDING_MODEL", raising=False)
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code != 0
+    assert "was embedded by tender-minilm" in result.output and "tender catalog build" in result.output
+
+
+def test_a_catalogue_from_before_fingerprints_is_taken_as_the_stock_encoder_only_if_it_says_so(sources, tmp_path):
+    import sqlite_utils
+
+    path = tmp_path / "old.db"
+    build_catalog(*sources, path, RenamedEmbedder(stock_encoder()))
+    sqlite_utils.Database(path)["meta"].delete("encoder_fingerprint")
+    assert Catalog(path, embedder=get_embedder()).encoder == stock_encoder()
+    sqlite_utils.Database(path)["meta"].upsert({"key": "model", "value": "tender-minilm"}, pk="key")
+    with pytest.raises(EncoderMismatch, match="weights not recorded"):
+        Catalog(path, embedder=RenamedEmbedder(TUNED))
+
+
+def test_a_rebuild_with_another_encoder_of_the_same_name_embeds_everything_again(sources, tmp_path):
+    path = tmp_path / "catalog.db"
+    first = build_catalog(*sources, path, RenamedEmbedder(TUNED))
+    assert build_catalog(*sources, path, RenamedEmbedder(TUNED))["texts_embedded"] == "0"
+    retrained = RenamedEmbedder(TUNED.model_copy(update={"fingerprint": "fedcba9876543210"}))
+    assert build_catalog(*sources, path, retrained)["texts_embedded"] == first["texts_embedded"]
+
+
+def test_the_bid_model_is_refused_with_another_encoder():
+    unrecorded = BidModel(bias=0.0, weights=dict.fromkeys(TERMS, 0.0))
+    check_bid_model(unrecorded, get_embedder())  # a file without the field was fitted on the stock encoder
+    with pytest.raises(EncoderMismatch):
+        check_bid_model(unrecorded, RenamedEmbedder(TUNED))
+    tuned = unrecorded.model_copy(update={"encoder": TUNED})
+    with pytest.raises(EncoderMismatch, match="tune --db .* --write"):
+        check_bid_model(tuned, get_embedder())
+    check_bid_model(tuned, RenamedEmbedder(TUNED))
+    check_bid_model(tuned, HashingEmbedder(256))  # the tests' embedder runs any bid model
+    assert BidModel.model_validate_json(tuned.model_dump_json()).encoder == TUNED  # what tune.py --write keeps
