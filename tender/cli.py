@@ -633,8 +633,16 @@ def train_bids(settings: Settings, args):
 @click.option("--allow-host", "allowed_hosts", multiple=True, metavar="NAME",
               help="HTTP only: also accept requests addressed to this host name (repeatable). Loopback and --host are accepted.")
 @click.option("--db", "db_path", type=click.Path(path_type=Path), help="Catalogue to serve (default: catalog.db, or TENDER_CATALOG).")
+@click.option("--allow-unauthenticated", is_flag=True,
+              help="HTTP only: serve beyond loopback without TENDER_HTTP_TOKEN (refused otherwise).")
+@click.option("--max-connections", type=click.IntRange(min=2),
+              help="HTTP only: connections open at once; past it the oldest one waiting for a request is closed "
+                   "(default: half the file limit, at most 1,000).")
+@click.option("--idle-timeout", type=click.FloatRange(min=0.5), default=10, show_default=True,
+              help="HTTP only: seconds a connection may stay open without a complete request.")
 @click.pass_obj
-def serve_command(settings: Settings, transport, host, port, allowed_hosts, db_path):
+def serve_command(settings: Settings, transport, host, port, allowed_hosts, db_path, allow_unauthenticated,
+                  max_connections, idle_timeout):
     """Serve Tender over MCP: the recommend_apis, explain_bids, compare_protocols, search_apis, get_api
     and list_categories tools, catalogue and run resources, and the compose_service prompt.
 
@@ -646,7 +654,9 @@ def serve_command(settings: Settings, transport, host, port, allowed_hosts, db_p
         tender serve
         tender serve --transport http --port 8765
         TENDER_HTTP_TOKEN=... tender serve --transport http --host 0.0.0.0 --allow-host tender.example.org
+        tender serve --transport http --max-connections 200 --idle-timeout 5
     """
     from .server.app import serve
 
-    serve(with_db(settings, db_path), transport=transport, host=host, port=port, allowed_hosts=allowed_hosts)
+    serve(with_db(settings, db_path), transport=transport, host=host, port=port, allowed_hosts=allowed_hosts,
+          allow_unauthenticated=allow_unauthenticated, max_connections=max_connections, idle_s=idle_timeout)

@@ -208,15 +208,31 @@ def transport_security(host: str, allowed_hosts: Sequence[str] = ()) -> Transpor
     )
 
 
+class Unprotected(TenderError):
+    def __init__(self, host: str):
+        super().__init__(f"Refusing to serve on {host} without a bearer token: anyone who can reach it could call "
+                         "the tools. Set TENDER_HTTP_TOKEN, or pass --allow-unauthenticated if something in front of "
+                         "Tender checks who calls.")
+
+
 def serve(settings: Settings, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765,
-          allowed_hosts: Sequence[str] = ()) -> None:
-    """Run until interrupted. Logs go to stderr: under stdio, stdout carries only the protocol."""
+          allowed_hosts: Sequence[str] = (), *, allow_unauthenticated: bool = False,
+          max_connections: int | None = None, idle_s: float | None = None) -> None:
+    """Run until interrupted. Logs go to stderr: under stdio, stdout carries only the protocol. Over HTTP,
+    at most `max_connections` are open and one that sends no request for `idle_s` is closed (see limits.py);
+    beyond loopback a bearer token is required unless `allow_unauthenticated`."""
+    from .limits import DEFAULT_IDLE_S, RepeatFilter, bounded_protocol, default_max_connections
+
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RepeatFilter())
     if transport == "stdio":
         build_server(settings).run("stdio")
         return
     if host not in LOOPBACK and not settings.http_token:
-        log.warning("Serving on %s without a bearer token: set TENDER_HTTP_TOKEN to require one.", host)
+        if not allow_unauthenticated:
+            raise Unprotected(host)
+        log.warning("Serving on %s without a bearer token (--allow-unauthenticated).", host)
     import uvicorn
     from uvicorn.config import LOGGING_CONFIG
 
@@ -224,8 +240,15 @@ def serve(settings: Settings, transport: str = "stdio", host: str = "127.0.0.1",
     app = server.streamable_http_app(transport_security=transport_security(host, allowed_hosts), host=host)
     log_config = copy.deepcopy(LOGGING_CONFIG)
     log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"  # uvicorn's default is stdout
-    log.info("Streamable HTTP on http://%s:%s/mcp%s", host, port, " (bearer token required)" if settings.http_token else "")
-    uvicorn.run(app, host=host, port=port, log_config=log_config)
+    log_config["filters"] = {"repeats": {"()": RepeatFilter}}
+    for handler in log_config["handlers"].values():
+        handler["filters"] = ["repeats"]
+    max_connections = max_connections or default_max_connections()
+    idle_s = idle_s or DEFAULT_IDLE_S
+    log.info("Streamable HTTP on http://%s:%s/mcp%s; at most %d connections, idle ones closed after %g s", host, port,
+             " (bearer token required)" if settings.http_token else "", max_connections, idle_s)
+    uvicorn.run(app, host=host, port=port, log_config=log_config, http=bounded_protocol(max_connections, idle_s),
+                timeout_keep_alive=min(5, idle_s))
 
 
 def _version() -> str:
