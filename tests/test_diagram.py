@@ -111,7 +111,7 @@ def test_the_summary_draws_the_winners_and_one_lane_for_everyone_else():
     assert participants[-1].endswith("as 30 other contractors")
     assert "as API 0 (api 0)" in text and "as API 1 (api 1)" in text
     # Per call: the call to its winner and to the others, the winner's bid, the others' bids in one line, the award.
-    assert "manager->>w1: CFP f1: function 1" in text and "manager->>others: CFP f1 to 32" in text
+    assert "manager->>w1: CFP f1: function 1" in text and "manager->>others: CFP f1 (to 32)" in text
     assert "w1-->>manager: API 0 0.90" in text
     assert "others-->>manager: 21 bids, best API 31 0.41, 11 refused" in text
     assert text.count(": accept") == 3
@@ -125,3 +125,9 @@ def test_the_summary_keeps_at_most_six_winner_lanes():
 
 def test_the_summary_of_an_empty_transcript_is_still_a_diagram():
     assert summary_diagram(Transcript()) == "sequenceDiagram\n  participant manager as Manager\n"
+
+
+def test_the_summary_notes_a_call_without_an_award():
+    transcript = crowded(winners=1, losers=3)
+    transcript.messages = [m for m in transcript.messages if m.kind != "accept"]
+    assert "Note over manager: f1: no award" in summary_diagram(transcript)

@@ -96,10 +96,12 @@ def summary_diagram(transcript: Transcript, *, names: Mapping[str, str] | None =
     scores: dict[tuple[str, int], float] = {}
     for m in transcript.of_kind("propose"):
         scores[m.sender, m.api_id] = max(scores.get((m.sender, m.api_id), 0.0), m.score)
-    best: dict[str, float] = {}
-    for m in transcript.of_kind("accept"):  # a winner's lane is ranked by its best accepted bid
+    best: dict[str, float] = {}  # in the order of their first award
+    for m in transcript.of_kind("accept"):
         best[m.receiver] = max(best.get(m.receiver, 0.0), scores.get((m.receiver, m.api_id), 0.0))
-    lanes = sorted(best, key=lambda c: -best[c])[:max_lanes]
+    # The best-scored winners get lanes, drawn left to right in the order they won: fewer crossing arrows.
+    kept = set(sorted(best, key=lambda c: -best[c])[:max_lanes])
+    lanes = [c for c in best if c in kept]
     contacted = {r.task_id: [c.contractor for c in r.contacted] for r in transcript.routing}
     everyone = {c for cs in contacted.values() for c in cs} | {m.sender for m in transcript.messages if m.kind in ("propose", "refuse")}
     others = sorted(everyone - set(lanes))
@@ -130,7 +132,7 @@ def summary_diagram(transcript: Transcript, *, names: Mapping[str, str] | None =
         if rest:
             others_lane = True
             short = f"CFP {call.function_id or 'requirement'}" if mine else _text(label, 50)
-            body.append(f"  manager->>others: {short} to {len(rest)}")
+            body.append(f"  manager->>others: {short} (to {len(rest)})")
         proposals = [m for m in messages if m.kind == "propose"]
         for m in proposals:
             if m.sender in won:
@@ -145,6 +147,8 @@ def summary_diagram(transcript: Transcript, *, names: Mapping[str, str] | None =
                 text += f", {refused} refused"
             others_lane = True
             body.append(f"  others-->>manager: {_text(text, 70)}")
+        if not any(m.kind == "accept" for m in messages):
+            body.append(f"  Note over manager: {call.function_id or 'requirement'}: no award")
         for m in messages:
             if m.kind == "accept" and m.receiver in won:
                 body.append(f"  manager->>{alias[m.receiver]}: accept")

@@ -51,6 +51,8 @@ def why(evidence: dict, rationale: str, usage: int | None = None) -> str:
         parts.append(clause[:1].lower() + clause[1:] if clause else "the best bid received")
     if usage:
         parts.append(f"used in {usage} past mashup{'s' if usage != 1 else ''}")
+    while len(parts) > 1 and len("; ".join(parts)) > WHY_CHARS:  # whole reasons, never half of one
+        parts.pop(-2 if usage and len(parts) > 2 else -1)  # the usage count stays: it is the shortest
     text = "; ".join(parts)
     text = text[:1].upper() + text[1:]
     return text if len(text) <= WHY_CHARS else text[: WHY_CHARS - 1].rsplit(" ", 1)[0] + "…"

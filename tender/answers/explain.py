@@ -26,6 +26,8 @@ def explain(run: Run, function: str | None = None, names: dict[str, str] | None 
     `names` labels contractors in the diagram; `catalog` adds usage counts to the reasons.
     Raises UnknownFunction naming the valid steps."""
     plan, transcript = run.plan, run.transcript
+    if names is None and catalog is not None:
+        names = _names(transcript, catalog)
     step_id = _step_id(run, function) if function else None
     if step_id:
         tasks = {m.task_id for m in transcript.of_kind("cfp") if m.function_id == step_id}
@@ -59,6 +61,16 @@ def explain(run: Run, function: str | None = None, names: dict[str, str] | None 
     return result
 
 
+def _names(transcript: Transcript, catalog: Catalog) -> dict[str, str]:
+    """API names for the api:<id> contractors that never proposed (refusers), from the catalogue."""
+    known, names = set(catalog.api_ids()), {}
+    for contractor in {c.contractor for r in transcript.routing for c in r.contacted}:
+        kind, _, key = contractor.partition(":")
+        if kind == "api" and key.isdigit() and int(key) in known:
+            names[contractor] = catalog.get_api(int(key)).name
+    return names
+
+
 def _functions(run: Run, calls: list[CallExplained], transcript: Transcript, catalog: Catalog | None) -> list[FunctionExplained]:
     """One entry per announced function, its rounds merged, in the order first announced."""
     steps = {s.id: s for s in run.plan.steps}
@@ -76,6 +88,9 @@ def _functions(run: Run, calls: list[CallExplained], transcript: Transcript, cat
         proposals = sorted((p for c in rounds for p in c.proposals), key=lambda p: -p.score)
         decisions = {d.api_id: d.reason for c in rounds for d in c.decisions}
         losing = next((p for p in proposals if p.api_id not in winners), None)
+        for api in run.plan.apis:  # an API that lost here because it won elsewhere says where
+            if losing and api.api_id == losing.api_id and api.steps:
+                decisions[api.api_id] = f"awarded to {', '.join(api.steps)} instead"
         told.append(FunctionExplained(
             id=function_id,
             function=(step.function if step else rounds[0].function) or one_line(run.plan.requirement, 80),
