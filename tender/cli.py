@@ -123,8 +123,9 @@ def catalog_build(settings: Settings, apis_path, mashups_path, db_path, exclude_
         tender catalog build --mcp-config ~/.config/Claude/claude_desktop_config.json --db tools.db
         tender catalog build --mcp "time=uvx mcp-server-time" --mcp http://127.0.0.1:9000/mcp --db tools.db
     """
-    from tender.catalog.build import build_from_sources
+    from tender.catalog.build import MAX_EMBEDDED_CHARS, build_from_sources
     from tender.catalog.sources.gather import gather
+    from tender.catalog.sources.jsonl import read_mashup_ids
 
     others = bool(openapi or mcp or mcp_config or mcp_listing)
     if not apis_path and not others:
@@ -136,7 +137,7 @@ def catalog_build(settings: Settings, apis_path, mashups_path, db_path, exclude_
     for source in sources:
         if source.info.skipped:
             click.echo(f"Skipped {source.info.skipped}", err=True)
-    excluded = [int(line) for line in exclude_mashups.read_text().split()] if exclude_mashups else []
+    excluded = read_mashup_ids(exclude_mashups) if exclude_mashups else []
     db_path = db_path or settings.catalog_path
     meta = build_from_sources(sources, db_path, settings.embedder(threads=None), exclude_mashups=excluded, progress=not quiet)
     click.echo(
@@ -144,6 +145,9 @@ def catalog_build(settings: Settings, apis_path, mashups_path, db_path, exclude_
         f"{meta['mashups']} mashups, {meta['categories']} categories, "
         f"{meta['texts_embedded']} texts embedded, in {meta['build_seconds']} s, with {meta['model']}."
     )
+    if meta.get("texts_truncated", "0") != "0":
+        click.echo(f"{meta['texts_truncated']} texts were longer than {MAX_EMBEDDED_CHARS:,} characters: only their "
+                   "beginning was embedded (the encoder reads no more); they are stored and searched whole.", err=True)
 
 
 @catalog.command("list-tools")

@@ -1,13 +1,17 @@
 """Catalogue builds under faults: two builds of one file at once, an incomplete file, bad input."""
 
+import os
 import sqlite3
+import subprocess
+import sys
 import threading
 
 import pytest
 
 from tender.catalog import Catalog, HashingEmbedder, build_catalog
-from tender.catalog.build import BuildInProgress, IncompleteBuild, check_complete
-from tests.fixture_data import APIS
+from tender.catalog.build import MAX_EMBEDDED_CHARS, BuildInProgress, IncompleteBuild, check_complete
+from tests.conftest import write_jsonl
+from tests.fixture_data import APIS, api_rows
 
 
 class GatedEmbedder(HashingEmbedder):
@@ -70,3 +74,69 @@ def test_a_file_holding_only_meta_is_never_installed(tmp_path):
 
 def test_a_complete_file_passes_the_check(catalog_path):
     check_complete(catalog_path, {"apis": str(len(APIS))})
+
+
+# -- bad input: one line naming the file and the line, exit 2, nothing written ----------------------------
+def cli_build(tmp_path, *args):
+    return subprocess.run([sys.executable, "-m", "tender", "catalog", "build", "--db", str(tmp_path / "c.db"), "--quiet", *args],
+                          capture_output=True, text=True, env={**os.environ, "TENDER_EMBEDDING_MODEL": "hashing",
+                                                               "TENDER_HOME": str(tmp_path)})
+
+
+def error_lines(result) -> list[str]:
+    assert "Traceback" not in result.stderr, result.stderr
+    return [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+
+
+def test_invalid_utf8_names_the_file_and_the_line_and_exits_2(sources, tmp_path):
+    bad = tmp_path / "apis.jsonl"
+    bad.write_bytes(sources[0].read_bytes() + b'{"id": 999, "name": "Caf\xe9"}\n')
+
+    result = cli_build(tmp_path, "--apis", str(bad), "--mashups", str(sources[1]))
+
+    assert result.returncode == 2
+    (error,) = error_lines(result)
+    assert f"{bad}, line {len(APIS) + 1}: not valid UTF-8 (byte 0xe9" in error
+    assert not (tmp_path / "c.db").exists()
+
+
+def test_an_empty_catalogue_is_refused(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+
+    result = cli_build(tmp_path, "--apis", str(empty), "--mashups", str(empty))
+
+    assert result.returncode == 2 and len(error_lines(result)) == 1
+    assert not (tmp_path / "c.db").exists()
+
+
+def test_a_non_integer_in_the_exclude_mashups_file_names_its_line(sources, tmp_path):
+    ids = tmp_path / "ids.txt"
+    ids.write_text("1\n2\nthree\n")
+
+    result = cli_build(tmp_path, "--apis", str(sources[0]), "--mashups", str(sources[1]), "--exclude-mashups", str(ids))
+
+    assert result.returncode == 2
+    (error,) = error_lines(result)
+    assert f"{ids}, line 3: 'three' is not a mashup id" in error
+
+
+def test_a_huge_description_is_embedded_only_up_to_the_cap_and_the_build_says_so(sources, tmp_path):
+    rows = api_rows()
+    rows[0]["description"] = "maps " * 200_000  # a million characters
+    apis = write_jsonl(tmp_path / "apis.jsonl", rows)
+    seen = []
+
+    class Recording(HashingEmbedder):
+        def embed(self, texts, progress=False):
+            seen.extend(texts)
+            return super().embed(texts, progress)
+
+    meta = build_catalog(apis, sources[1], tmp_path / "catalog.db", Recording(256))
+
+    assert max(len(text) for text in seen) == MAX_EMBEDDED_CHARS
+    assert meta["texts_truncated"] == "1"
+    assert len(Catalog(tmp_path / "catalog.db").get_api(rows[0]["id"]).description) == 1_000_000  # stored whole
+
+    result = cli_build(tmp_path, "--apis", str(apis), "--mashups", str(sources[1]))
+    assert result.returncode == 0 and "only their beginning was embedded" in result.stderr

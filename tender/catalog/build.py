@@ -27,6 +27,17 @@ from .schema import SCHEMA_VERSION, create_indexes, create_tables
 from .sources import Loaded, load_jsonl
 
 
+# What the encoder reads of one text: MiniLM stops at 256 tokens (about 1,000 characters), and a 50 MB
+# description sent whole took 6.1 GB to tokenize. The full text is still stored and searched.
+MAX_EMBEDDED_CHARS = 4_000
+
+
+def capped(items: list[tuple]) -> tuple[list[tuple], int]:
+    """(items with each text cut at MAX_EMBEDDED_CHARS, how many were cut)."""
+    cut = sum(len(text) > MAX_EMBEDDED_CHARS for _, text in items)
+    return [(key, text[:MAX_EMBEDDED_CHARS]) for key, text in items], cut
+
+
 class BuildInProgress(CatalogError):
     def __init__(self, path: Path):
         super().__init__(f"Another build of {path} is running; wait for it to finish, or build to another --db.")
@@ -250,12 +261,14 @@ def _write(path: Path, apis: list[Api], mashups: list[Mashup], embedder: Embedde
             for x, y in ((a, b), (b, a))
         )
 
-    embedded = 0
+    embedded = truncated = 0
     for kind, items in (
         ("api", [(api.id, api.text()) for api in apis]),
         ("category", [(name, f"{name} APIs") for name in sorted(category_counts)]),
         ("mashup", [(m.id, m.text()) for m in mashups]),
     ):
+        items, cut = capped(items)
+        truncated += cut
         rows, fresh = _embed_items(kind, items, embedder, cache, progress)
         embedded += fresh
         with db.conn:
@@ -275,6 +288,7 @@ def _write(path: Path, apis: list[Api], mashups: list[Mashup], embedder: Embedde
         "categories": str(len(category_counts)),
         "co_usage_pairs": str(len(pairs)),
         "texts_embedded": str(embedded),
+        "texts_truncated": str(truncated),
         "mean_apis_per_mashup": f"{sum(len(set(m.api_ids)) for m in mashups) / max(1, len(mashups)):.3f}",
     }
 

@@ -21,8 +21,13 @@ def read_jsonl(path: Path, model: type[R]) -> list[R]:
     if not path.is_file():
         raise MalformedInput(path, 0, "file not found")
     records: list[R] = []
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
+    with path.open("rb") as lines:
+        for number, raw in enumerate(lines, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise MalformedInput(path, number, f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at column "
+                                                   f"{error.start + 1}); save the file as UTF-8") from None
             if not line.strip():
                 continue
             try:
@@ -76,6 +81,19 @@ def load_jsonl(apis_path: Path, mashups_path: Path | None = None) -> Loaded:
     info = SourceInfo(kind="jsonl", name=str(Path(apis_path).resolve()), sha256=hashes, items=len(apis),
                       detail=f"{len(mashups)} mashups" if mashups_path else "no mashups")
     return Loaded(info=info, apis=[with_status(a) for a in apis], mashups=mashups)
+
+
+def read_mashup_ids(path: Path) -> list[int]:
+    """Mashup ids, one per line (blank lines skipped), for --exclude-mashups."""
+    ids = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+        if line.strip():
+            try:
+                ids.append(int(line))
+            except ValueError:
+                raise MalformedInput(path, number, f"{line.strip()[:40]!r} is not a mashup id; "
+                                                   "write one whole number per line") from None
+    return ids
 
 
 def file_hash(path: Path) -> str:
