@@ -34,28 +34,76 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
+BASELINES = ("baseline-popularity", "baseline-embedding", "baseline-knn")
+
+
 def plot(result: dict, path: Path) -> None:
+    """One panel: final-set F1 per method, best first, its value on each bar; the baselines in grey, the
+    seed paper's F1 for the same protocol as a black tick. With stage results (category, bidding), a second
+    figure beside `path` (name-stages.png) shows F1 per stage."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     results = result["results"]
-    methods = list(results)
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5), sharey=True)
-    for ax, metric in zip(axes, ("precision", "recall", "f1")):
-        width = 0.27
-        for i, stage in enumerate(("category", "bidding", "final")):
-            values = [results[m]["stages"].get(stage, {}).get(metric, 0.0) for m in methods]
-            ax.bar([x + (i - 1) * width for x in range(len(methods))], values, width, label=stage)
-        ax.set_xticks(range(len(methods)), [m.replace("baseline-", "b:") for m in methods], rotation=35, ha="right")
-        ax.set_title(metric.upper() if metric == "f1" else metric.capitalize())
-        ax.grid(axis="y", alpha=0.3)
-    axes[0].legend(title="stage")
+    f1 = {m: r["stages"].get("final", {}).get("f1", 0.0) for m, r in results.items()}
+    methods = sorted(f1, key=lambda m: -f1[m])
+    fig, ax = plt.subplots(figsize=(9, 4.8))
+    colours = ["#9e9e9e" if m in BASELINES else "#3b6ea8" for m in methods]
+    bars = ax.bar(range(len(methods)), [f1[m] for m in methods], 0.62, color=colours)
+    ax.bar_label(bars, labels=[f"{f1[m]:.3f}" for m in methods], padding=3, fontsize=9)
+    for x, m in enumerate(methods):
+        if m in PAPER:
+            ax.hlines(PAPER[m][0][2], x - 0.36, x + 0.36, colors="black", linewidth=2.2)
+            # On the bar, just above the tick: beside it, the text would run into the next bar.
+            ax.annotate(f"{PAPER[m][0][2]:.3f}", (x, PAPER[m][0][2]), xytext=(0, 4), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=8, color="white", fontweight="bold")
+    ax.set_xticks(range(len(methods)), [m.replace("baseline-", "baseline:\n") for m in methods], fontsize=9)
+    ax.set_ylabel("F1 of the final API set")
+    ax.set_ylim(0, max(1.0, max(f1.values()) * 1.15))
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.spines[["top", "right"]].set_visible(False)
     config = result["config"]
-    fig.suptitle(f"Tender on {config['test_mashups']} held-out mashups (seed {config['seed']}"
-                 f"{', API names masked' if config['mask_api_names'] else ''})")
+    ax.set_title(f"Tender on {config['test_mashups']} held-out mashups (seed {config['seed']}"
+                 f"{', API names masked' if config['mask_api_names'] else ''}), best first", fontsize=11)
+    legend = [Patch(color="#3b6ea8", label="Tender protocol"), Patch(color="#9e9e9e", label="baseline"),
+              Line2D([], [], color="black", linewidth=2.2, label="paper (Tobisawa & Murakami), same protocol")]
+    # Above the plot area, so that it never covers a bar.
+    ax.legend(handles=legend, loc="lower center", bbox_to_anchor=(0.5, 1.08), ncol=3, frameon=False, fontsize=9)
     fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    staged = [m for m in methods if len(results[m]["stages"]) > 1]
+    if staged:
+        _plot_stages(result, staged, Path(path).with_name(Path(path).stem + "-stages.png"))
+
+
+def _plot_stages(result: dict, methods: list[str], path: Path) -> None:
+    """F1 at each stage (all APIs of the mapped categories, all proposed, final) for the protocols."""
+    import matplotlib.pyplot as plt
+
+    results = result["results"]
+    stages = ("category", "bidding", "final")
+    fig, ax = plt.subplots(figsize=(8, 4.4))
+    width = 0.26
+    for i, stage in enumerate(stages):
+        values = [results[m]["stages"].get(stage, {}).get("f1", 0.0) for m in methods]
+        bars = ax.bar([x + (i - 1) * width for x in range(len(methods))], values, width, label=stage,
+                      color=("#c7d9ee", "#7fa6d3", "#3b6ea8")[i])
+        ax.bar_label(bars, labels=[f"{v:.2f}" for v in values], padding=2, fontsize=8)
+    ax.set_xticks(range(len(methods)), methods)
+    ax.set_ylabel("F1")
+    ax.set_ylim(0, 1.0)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.set_title("F1 at each stage: mapped categories, bids, final set", fontsize=11)
+    ax.legend(title="stage", loc="lower center", bbox_to_anchor=(0.5, 1.1), ncol=3, frameon=False, fontsize=9)
+    fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
