@@ -106,10 +106,10 @@ def crowded(winners: int, losers: int) -> Transcript:
 
 def test_the_summary_draws_the_winners_and_one_lane_for_everyone_else():
     text = summary_diagram(crowded(winners=3, losers=30))
-    participants = [line for line in text.splitlines() if line.lstrip().startswith("participant ")]
+    participants = [line for line in text.splitlines() if line.startswith("participant ")]
     assert len(participants) == 1 + 3 + 1
     assert participants[-1].endswith("as 30 other contractors")
-    assert "as API 0 (api 0)" in text and "as API 1 (api 1)" in text
+    assert "participant w1 as API 0\n" in text and "participant w2 as API 1\n" in text
     # Per call: the call to its winner and to the others, the winner's bid, the others' bids in one line, the award.
     assert "manager->>w1: CFP f1: function 1" in text and "manager->>others: CFP f1 (to 32)" in text
     assert "w1-->>manager: API 0 0.90" in text
@@ -124,7 +124,7 @@ def test_the_summary_keeps_at_most_six_winner_lanes():
 
 
 def test_the_summary_of_an_empty_transcript_is_still_a_diagram():
-    assert summary_diagram(Transcript()) == "sequenceDiagram\n  participant manager as Manager\n"
+    assert summary_diagram(Transcript()) == "sequenceDiagram\nparticipant manager as Manager\n"
 
 
 def test_the_summary_notes_a_call_without_an_award():

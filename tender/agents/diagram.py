@@ -105,7 +105,8 @@ def summary_diagram(transcript: Transcript, *, names: Mapping[str, str] | None =
     contacted = {r.task_id: [c.contractor for c in r.contacted] for r in transcript.routing}
     everyone = {c for cs in contacted.values() for c in cs} | {m.sender for m in transcript.messages if m.kind in ("propose", "refuse")}
     others = sorted(everyone - set(lanes))
-    labels = _contractor_names(transcript) | {c: f"{n} ({c.replace(':', ' ')})" for c, n in (names or {}).items()}
+    # Lanes by name alone: the ids are in the explanation beside the diagram.
+    labels = {c: n.rsplit(" (", 1)[0] for c, n in _contractor_names(transcript).items()} | dict(names or {})
     alias = {c: f"w{i}" for i, c in enumerate(lanes, start=1)}
 
     body: list[str] = []
@@ -114,7 +115,7 @@ def summary_diagram(transcript: Transcript, *, names: Mapping[str, str] | None =
     for task_id, call in tasks.items():
         back = backtracks.get((call.function_id, call.round))
         if back:
-            body.append(f"  Note over manager: {_text(f'backtrack {back.function_id}: {back.reason}', 70)}")
+            body.append(f"Note over manager: {_text(f'backtrack {back.function_id}: {back.reason}', 70)}")
         messages = transcript.for_task(task_id)
         reached = contacted.get(task_id) or ([call.receiver] if call.receiver != "*" else [])
         label = f"CFP {call.function_id or 'requirement'}" + (f" round {call.round}" if call.round > 1 else "")
@@ -126,17 +127,17 @@ def summary_diagram(transcript: Transcript, *, names: Mapping[str, str] | None =
         mine = [c for c in reached if c in won] + sorted(won - set(reached))
         rest = [c for c in reached if c not in won]
         if not reached:
-            body.append(f"  Note over manager: {_text(label + ' reached no contractor', 70)}")
+            body.append(f"Note over manager: {_text(label + ' reached no contractor', 70)}")
         for c in mine:
-            body.append(f"  manager->>{alias[c]}: {_text(label, 60)}")
+            body.append(f"manager->>{alias[c]}: {_text(label, 60)}")
         if rest:
             others_lane = True
             short = f"CFP {call.function_id or 'requirement'}" if mine else _text(label, 50)
-            body.append(f"  manager->>others: {short} (to {len(rest)})")
+            body.append(f"manager->>others: {short} (to {len(rest)})")
         proposals = [m for m in messages if m.kind == "propose"]
         for m in proposals:
             if m.sender in won:
-                body.append(f"  {alias[m.sender]}-->>manager: {_text(f'{m.api_name} {m.score:.2f}', 60)}")
+                body.append(f"{alias[m.sender]}-->>manager: {_text(f'{m.api_name} {m.score:.2f}', 60)}")
         theirs = sorted((m for m in proposals if m.sender not in won), key=lambda m: -m.score)
         refused = sum(1 for m in messages if m.kind == "refuse" and m.sender not in won)
         if theirs or refused:
@@ -146,21 +147,21 @@ def summary_diagram(transcript: Transcript, *, names: Mapping[str, str] | None =
             if refused:
                 text += f", {refused} refused"
             others_lane = True
-            body.append(f"  others-->>manager: {_text(text, 70)}")
+            body.append(f"others-->>manager: {_text(text, 70)}")
         if not any(m.kind == "accept" for m in messages):
-            body.append(f"  Note over manager: {call.function_id or 'requirement'}: no award")
+            body.append(f"Note over manager: {call.function_id or 'requirement'}: no award")
         for m in messages:
             if m.kind == "accept" and m.receiver in won:
-                body.append(f"  manager->>{alias[m.receiver]}: accept")
+                body.append(f"manager->>{alias[m.receiver]}: accept")
             elif m.kind == "failure":
-                body.append(f"  Note over manager: {_text(f'failure: {m.reason}', 70)}")
+                body.append(f"Note over manager: {_text(f'failure: {m.reason}', 70)}")
     for note in transcript.notes[:3]:
-        body.append(f"  Note over manager: {_text(note, 70)}")
-    head = ["sequenceDiagram", "  participant manager as Manager"]
-    head += [f"  participant {alias[c]} as {_text(labels.get(c, c), 60)}" for c in lanes]
+        body.append(f"Note over manager: {_text(note, 70)}")
+    head = ["sequenceDiagram", "participant manager as Manager"]
+    head += [f"participant {alias[c]} as {_text(labels.get(c, c), 60)}" for c in lanes]
     if others_lane:
         count = f"{len(others)} other" if others else "Other"
-        head.append(f"  participant others as {count} contractor{'s' if len(others) != 1 else ''}")
+        head.append(f"participant others as {count} contractor{'s' if len(others) != 1 else ''}")
     return "\n".join(head + body) + "\n"
 
 

@@ -23,7 +23,10 @@ _EDITOR_NOTE = re.compile(r"^(?:from their (?:site|website)|from the (?:site|web
 
 def one_line(description: str, limit: int = DOES_CHARS) -> str:
     """The first sentence of a description, shortened to `limit` characters."""
-    text = _EDITOR_NOTE.sub("", " ".join(description.split()))
+    text = " ".join(description.split())
+    if text.startswith("[") and "]" in text:  # an editor's note first ("[This API is no longer available. ...]"): status says it
+        text = text[text.index("]") + 1:].lstrip() or text
+    text = _EDITOR_NOTE.sub("", text)
     first = _SENTENCE_END.split(text, maxsplit=1)[0]
     return first if len(first) <= limit else first[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 

@@ -97,7 +97,7 @@ def _functions(run: Run, calls: list[CallExplained], transcript: Transcript, cat
             status=getattr(step.status, "value", None) if step else None,
             sent_to=_sent_to(rounds[-1]),
             categories=rounds[-1].categories,
-            rounds=len(rounds),
+            rounds=len(rounds) if len(rounds) > 1 else None,
             bids=len(proposals),
             refusals=sum(len(c.refusals) for c in rounds),
             winners=[_winner(a, transcript, function_id, catalog, decisions) for a in awards],
@@ -202,7 +202,7 @@ def explanation_text(told: Explanation) -> str:
         lines.append(head + (f"  [{f.status}]" if f.status and f.status != "awarded" else ""))
         where = f" in {', '.join(f.categories)}" if f.categories else ""
         lines.append(f"    sent to {f.sent_to}{where}")
-        rounds = f", {f.rounds} rounds" if f.rounds > 1 else ""
+        rounds = f", {f.rounds} rounds" if f.rounds else ""
         lines.append(f"    {f.bids} bid{'s' if f.bids != 1 else ''}, {f.refusals} refused{rounds}")
         for w in f.winners:
             lines.append(f"    won:  {w.name} ({w.confidence:.2f}): {w.why}")

@@ -174,7 +174,7 @@ class FunctionExplained(BaseModel):
     status: str | None = None
     sent_to: str = Field(description="Whom the call for proposals reached, and why them.")
     categories: list[str] = Field(default_factory=list, description="Categories the call was restricted to.")
-    rounds: int = Field(1, description="Announcements made; more than 1 after backtracking.")
+    rounds: int | None = Field(None, description="Announcements made, when more than one (after backtracking).")
     bids: int = Field(0, description="Proposals received.")
     refusals: int = 0
     winners: list[BidBrief] = Field(default_factory=list)
