@@ -113,3 +113,21 @@ def test_contexts_can_share_one_deadline():
     assert second.deadline == first.deadline and 0 < second.remaining_s() <= 30
     assert not second.past_deadline() and RunContext().remaining_s() is None
     assert RunContext(deadline_s=0).past_deadline()
+
+
+# -- an empty plan says why ------------------------------------------------------------------------------
+def test_a_plan_with_every_api_excluded_is_empty_and_says_why(catalog):
+    request = Request.create(REQUIREMENT, constraints={"excluded_apis": catalog.api_ids()})
+
+    plan = Tender(catalog).recommend(request).plan
+
+    assert plan.apis == []
+    assert any("excluded" in note for note in plan.notes), plan.notes
+
+
+def test_a_plan_with_every_category_excluded_is_empty_and_has_a_note(catalog):
+    request = Request.create(REQUIREMENT, constraints={"excluded_categories": [c.name for c in catalog.categories()]})
+
+    plan = Tender(catalog).recommend(request).plan
+
+    assert plan.apis == [] and plan.notes
