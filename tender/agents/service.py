@@ -124,6 +124,11 @@ class Tender:
                                        steps=[s.id for s in outcome.steps if any(a.api_id == api_id for a in s.awarded)],
                                        rationale=p.rationale, status=api.status, status_source=api.status_source,
                                        link=api.link, provider=api.provider_name, server=api.server, tool=api.tool))
+        if not outcome.final:  # an empty plan says why, rather than looking like a failure
+            constraints = request.constraints
+            context.note("Nothing is left to recommend: every API that fits is excluded by the request "
+                         "(excluded_apis, excluded_categories)." if constraints.excluded_apis or constraints.excluded_categories
+                         else "Nothing in the catalogue fits this requirement: no contractor made a credible bid.")
         context.cost.messages = len(negotiation.transcript.messages)
         context.cost.contractors_contacted = len(negotiation.contacted)
         stages = Stages(
