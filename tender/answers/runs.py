@@ -100,7 +100,7 @@ class RunNotStored(TenderError):
 
 def _reason(error: Exception) -> str:
     if isinstance(error, OSError) and error.strerror:
-        return error.strerror.lower()
+        return f"{error.strerror.lower()}: {error.filename}" if error.filename else error.strerror.lower()
     return " ".join(str(error).split()) or type(error).__name__
 
 
