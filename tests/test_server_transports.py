@@ -35,7 +35,7 @@ async def test_stdio(server_env):
 
         plan = ok(await client.call_tool("recommend_apis", {"requirement": REQUIREMENT}, progress_callback=on_progress))
         explanation = ok(await client.call_tool("explain_bids", {"run_id": plan["run_id"]}))
-        assert "is_error" not in explanation and explanation["calls"]
+        assert "is_error" not in explanation and explanation["functions"]
         assert progress and progress[-1] == "plan ready"
         failed = await client.call_tool("recommend_apis", {"requirement": ""})
         assert failed.is_error and "requirement" in failed.content[0].text
