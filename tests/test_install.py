@@ -7,6 +7,7 @@ installed with --no-deps; its third-party dependencies come from the dev environ
 .pth file, which sees the dependencies but not the checkout (the editable install's finder is not loaded)."""
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -26,7 +27,11 @@ NO_TORCH = "import sys\nfor name in ('torch', 'sentence_transformers', 'transfor
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-q",
+    # Built from a copy: setuptools writes build/ and *.egg-info into the tree it builds.
+    source = out / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv*", "build", "*.egg-info", "__pycache__", "node_modules", ".mcp-servers", "*.db", "out", "models"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "-q",
                     "-w", str(out)], check=True, capture_output=True, timeout=180)
     (built,) = out.glob("tender_mcp-*.whl")
     return built

@@ -148,7 +148,7 @@ def test_an_llm_manager_plans_and_a_rerun_is_answered_from_the_cache(llama, cata
 
 
 def test_a_contractor_bids_from_its_own_knowledge(llama, catalog, embedder):
-    knowledge = ContractorPool(catalog, "api").knowledge("api:3")  # Yelp
+    knowledge = ContractorPool(catalog).knowledge("api:3")  # Yelp
     cfp = CallForProposals(sender="manager", receiver="*", task_id="t1", requirement=REQUIREMENT, function_id="f1",
                            function="nearby restaurants with their reviews", categories=["Reviews"])
     context = RunContext()

@@ -139,13 +139,17 @@ def test_inspector_cli_lists_and_calls_the_tools(npx, server_env):
 
 @pytest.mark.real_model
 @pytest.mark.parametrize("runtime, loading", [
-    ("onnx", "to ONNX for queries"),  # an empty cache: the model loads in torch and is exported, the noisiest start
-    ("torch", "Loading SentenceTransformer model"),
+    ("onnx", "model all-MiniLM-L6-v2"),
+    ("torch", "Loading SentenceTransformer model"),  # the noisiest start: torch and its logs
 ])
-def test_stdout_carries_only_the_protocol(server_env, tmp_path, runtime, loading):
+def test_stdout_carries_only_the_protocol(server_env, sources, tmp_path, runtime, loading):
     """With the real embedding model loading (its progress bars and logs), every stdout line is JSON-RPC."""
+    from tender.catalog import build_catalog, get_embedder
+
+    catalog = tmp_path / "stock.db"  # embedded by the stock encoder, which both runtimes run
+    build_catalog(*sources, catalog, get_embedder())
     env = {k: v for k, v in server_env.items() if k != "TENDER_EMBEDDING_MODEL"}
-    env |= {"TENDER_EMBEDDING_RUNTIME": runtime, "TENDER_CACHE_DIR": str(tmp_path / "cache")}
+    env |= {"TENDER_EMBEDDING_RUNTIME": runtime, "TENDER_HOME": str(tmp_path / "home"), "TENDER_CATALOG": str(catalog)}
     process = subprocess.Popen([TENDER, "serve"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     requests = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"},

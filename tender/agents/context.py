@@ -62,7 +62,3 @@ class RunContext:
         with self._lock:
             self.cost.add_tokens(role, prompt, completion)
             self.cost.llm_calls += 1
-
-    def over_budget(self) -> bool:
-        total = self.cost.tokens.input + self.cost.tokens.output
-        return self.max_tokens is not None and total >= self.max_tokens

@@ -54,10 +54,8 @@ def provider_contractor_id(name: str) -> str:
 class ContractorPool:
     """Builds each contractor's knowledge from the catalogue once, on first use."""
 
-    def __init__(self, catalog: Catalog, organisation: str, history_limit: int | None = None):
+    def __init__(self, catalog: Catalog):
         self.catalog = catalog
-        self.organisation = organisation
-        self.history_limit = history_limit
         self._api_knowledge: dict[int, ApiKnowledge] = {}
         self._knowledge: dict[str, ContractorKnowledge] = {}
         self._lock = threading.Lock()

@@ -44,7 +44,6 @@ class CallForProposals(Message):
     function: str | None = Field(None, description="What the step must do, in words.")
     categories: list[str] = Field(default_factory=list, description="Categories the manager mapped the function to; empty: any.")
     requirement: str
-    deadline_ms: int = 2000
     round: int = Field(1, description="1 for the first announcement, more after backtracking.")
     neighbourhood: "Neighbourhood | None" = Field(
         None, description="How close the nearest past mashups are to the requirement, for contractors to weigh their history."

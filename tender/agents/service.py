@@ -11,7 +11,7 @@ from .contractor import ContractorPool
 from .manager import Manager, Negotiation
 from .plan import Plan, RecommendedApi, Run, Stages
 from .reasoners.base import Reasoner
-from .request import PROTOCOLS, InvalidRequest, Request
+from .request import InvalidRequest, Request
 from .routing import Router
 from .status import prefer_active
 from .text import clauses
@@ -41,7 +41,7 @@ class Tender:
     def _directory(self, organisation: str) -> tuple[ContractorPool, Router]:
         with self._lock:
             if organisation not in self._pools:
-                self._pools[organisation] = ContractorPool(self.catalog, organisation)
+                self._pools[organisation] = ContractorPool(self.catalog)
                 self._routers[organisation] = Router(self.catalog, organisation)
             return self._pools[organisation], self._routers[organisation]
 
@@ -90,15 +90,6 @@ class Tender:
             manager.award(negotiation, outcome.proposals, outcome.final)
         context.report(1, 1, "plan ready")
         return Run(plan=self._plan(request, negotiation, outcome), transcript=self._transcript(negotiation))
-
-    def compare(self, request: Request, context: RunContext | None = None) -> list[Run]:
-        """The same request under every protocol, each with its own cost and latency."""
-        context = context or RunContext()
-        runs = []
-        for protocol in PROTOCOLS:
-            own = RunContext(cancel=context.cancel, progress=context.progress, max_tokens=context.max_tokens)
-            runs.append(self.recommend(request.model_copy(update={"protocol": protocol}), own))
-        return runs
 
     def _transcript(self, negotiation: Negotiation):
         transcript = negotiation.transcript

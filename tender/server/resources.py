@@ -15,7 +15,7 @@ from tender.agents.request import PROTOCOLS
 from tender.catalog import ApiNotFound, TenderError
 from tender.agents.messages import transcript_adapter
 
-from .app import SharedApp
+from .context import SharedApp
 from tender.answers.runs import UnknownRun
 from .tools import api_details, app_of
 

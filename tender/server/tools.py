@@ -22,7 +22,7 @@ from tender.agents.plan import Plan, Run
 from tender.agents.request import PROTOCOLS, Organisation, Protocol, Request
 from tender.catalog import ApiNotFound, Catalog, TenderError
 
-from .app import AppContext
+from .context import AppContext
 from tender.answers.brief import lean, recommendation
 from tender.answers.explain import explain
 from tender.answers.lookup import find_apis, short
