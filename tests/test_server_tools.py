@@ -204,7 +204,7 @@ async def test_a_cancelled_request_stops_its_run(settings):
     ({"requirement": "x" * (MAX_REQUIREMENT_CHARS + 1)}, "shorten it"),
     ({"requirement": "\x00\x01\x02"}, "plain text"),
     ({"requirement": REQUIREMENT, "protocol": "auction"}, "'manager-led', 'contractor-led', 'collaborative' or 'single-agent'"),
-    ({"requirement": REQUIREMENT, "organisation": "team"}, "'api' or 'category'"),
+    ({"requirement": REQUIREMENT, "organisation": "team"}, "'category' or 'provider'"),
     ({"requirement": REQUIREMENT, "max_apis": 0}, "greater than or equal to 1"),
     ({"requirement": REQUIREMENT, "max_apis": 51}, "less than or equal to 50"),
     ({"requirement": REQUIREMENT, "detail": "everything"}, "'summary' or 'full'"),
