@@ -7,18 +7,24 @@ export TRANSFORMERS_OFFLINE := 1
 
 .PHONY: setup encoder catalog demo test eval bench clean lint
 
+# Recommending, serving and building the catalogue need no torch: the demo installs the core only.
 $(BIN)/tender: pyproject.toml
 	$(PY) -m venv $(VENV)
-	# The CPU build of torch first; an unpinned torch would pull several GB of CUDA.
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e .
 	touch $(BIN)/tender
 
-setup: $(BIN)/tender
+# The tests (ONNX against sentence-transformers), training and the plots need the train extra. The CPU build
+# of torch first; an unpinned torch would pull several GB of CUDA.
+$(VENV)/.dev: $(BIN)/tender
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+setup: $(VENV)/.dev
 
 # Optional: all-MiniLM-L6-v2 fine-tuned on past mashups (about 12 minutes on 2 cores). Use it by setting
 # TENDER_EMBEDDING_MODEL to the folder it prints, then rebuild the catalogue.
-encoder: $(BIN)/tender
+encoder: $(VENV)/.dev
 	$(BIN)/tender train encoder
 
 catalog: $(BIN)/tender
@@ -28,10 +34,15 @@ demo: catalog
 	$(BIN)/tender catalog info
 	$(BIN)/tender recommend "A site that shows nearby restaurants on a map with their reviews"
 
-test: $(BIN)/tender
+test: $(VENV)/.dev
 	$(BIN)/pytest -q
 
-eval: catalog
+# Lint and type check (configured in pyproject.toml); .ci/run runs them before the tests.
+lint: $(VENV)/.dev
+	$(BIN)/ruff check tender tests
+	$(BIN)/mypy tender
+
+eval: catalog $(VENV)/.dev
 	$(BIN)/tender eval --protocol all --sample 100 --seed 0 --json docs/eval.json --plot docs/eval.png
 	$(BIN)/tender eval --protocol all --sample 100 --seed 0 --mask-api-names --json docs/eval-masked.json --plot docs/eval-masked.png
 	$(BIN)/tender eval --validation --protocol all --sample 800 --seed 2 --json docs/eval-validation.json

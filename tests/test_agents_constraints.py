@@ -3,7 +3,7 @@
 import pytest
 
 from tender.agents.plan import StepStatus
-from tender.agents.request import PROTOCOLS, Constraints, InvalidRequest, Request
+from tender.agents.request import PROTOCOLS, Constraints, Request
 from tender.agents.reasoners.embedded import EmbeddedReasoner, Policy
 from tender.agents.service import Tender
 from tender.catalog import Catalog

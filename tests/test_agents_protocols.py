@@ -108,8 +108,10 @@ def test_the_same_input_gives_the_same_output(tender, protocol, catalog_path, em
     first = run(tender, protocol=protocol)
     again = run(Tender(Catalog(catalog_path, embedder=embedder)), protocol=protocol)
     assert first.plan.model_dump(exclude={"run_id", "latency_ms"}) == again.plan.model_dump(exclude={"run_id", "latency_ms"})
-    strip = lambda t: [m.model_dump(exclude={"at_ms"}) for m in t.messages]
-    assert strip(first.transcript) == strip(again.transcript)
+    def messages(run):
+        return [m.model_dump(exclude={"at_ms"}) for m in run.transcript.messages]
+
+    assert messages(first) == messages(again)
 
 
 def test_the_same_input_gives_the_same_output_in_another_process(catalog_path):

@@ -98,7 +98,7 @@ def test_test_mashups_are_absent_from_the_catalogue_the_agents_use(catalog_path,
     config = EvalConfig(db=catalog_path, methods=list(METHODS), sample=8, seed=3)
     test_ids = set(sample_ids(list(range(40)), 8, 3))
     result = evaluate(config, open_catalog, Watching, progress=False)
-    (left_out, cat), = [(l, c) for l, c in seen if l]
+    (left_out, cat), = [(ids, c) for ids, c in seen if ids]
     assert left_out == test_ids
     assert not test_ids & {m.id for m in cat.mashups()}
     assert not test_ids & set(cat.vectors("mashup").ids)

@@ -47,7 +47,7 @@ def closed_by_server(sock: socket.socket, within_s: float) -> bool:
     sock.settimeout(within_s)
     try:
         return sock.recv(1) == b""
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:
         return False
     except ConnectionResetError:
         return True

@@ -24,7 +24,7 @@ from tender.agents.request import Request
 from tender.agents.service import Tender
 from tender.agents.contractor import ContractorPool
 from tender.agents.messages import CallForProposals
-from tender.agents.tasks import BidDecision, BidTask, DecomposeTask, Decomposition
+from tender.agents.tasks import BidDecision, BidTask, DecomposeTask
 
 pytestmark = pytest.mark.llm_server
 

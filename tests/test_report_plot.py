@@ -4,7 +4,9 @@ from tender.evaluation.report import plot
 
 
 def result(**f1) -> dict:
-    stages = lambda value, staged: ({"category": {"f1": 0.02}, "bidding": {"f1": 0.3}} if staged else {}) | {"final": {"f1": value}}
+    def stages(value, staged):
+        return ({"category": {"f1": 0.02}, "bidding": {"f1": 0.3}} if staged else {}) | {"final": {"f1": value}}
+
     return {"config": {"test_mashups": 10, "seed": 0, "mask_api_names": False},
             "results": {m.replace("_", "-"): {"stages": stages(v, m == "manager_led")} for m, v in f1.items()}}
 

@@ -4,3 +4,9 @@ from .messages import (AcceptProposal, Backtrack, CallForProposals, ContractNetM
                        RejectProposal, Refuse, Routing, Transcript)
 from .plan import Cost, Plan, PlanStep, RecommendedApi, Run, Stages, StepStatus
 from .request import PROTOCOLS, Constraints, InvalidRequest, Request
+
+__all__ = [
+    "PROTOCOLS", "AcceptProposal", "Backtrack", "CallForProposals", "Constraints", "ContractNetMessage", "Cost", "Failure",
+    "Inform", "InvalidRequest", "Plan", "PlanStep", "Propose", "RecommendedApi", "RejectProposal", "Refuse", "Request",
+    "Routing", "Run", "Stages", "StepStatus", "Transcript",
+]

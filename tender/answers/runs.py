@@ -264,4 +264,4 @@ def keep(store: "RunStore | NoHistory", run: Run) -> None:
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="microseconds")
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="microseconds")

@@ -4,7 +4,6 @@ catalogue is never embedded again)."""
 
 import contextlib
 import json
-import math
 import os
 import sqlite3
 import tempfile
@@ -109,7 +108,7 @@ _PLURAL = {"category": "categories"}  # for the progress bar
 
 
 def _embed_items(
-    kind: str, items: list[tuple[str, str]], embedder: Embedder, cache: dict, progress: bool
+    kind: str, items: list[tuple[int | str, str]], embedder: Embedder, cache: dict, progress: bool
 ) -> tuple[list[dict], int]:
     """Rows for the embeddings table; only texts missing from the cache go through the model."""
     hashes = [text_hash(text) for _, text in items]

@@ -34,7 +34,7 @@ def main(argv=None):
     texts = [catalog.get_mashup(i).description for i in ids]
     for text in texts[:5]:
         tender.recommend(Request.create(text, organisation=args.organisation))  # contractor knowledge loads lazily
-    print(f"| protocol | requests | p50 ms | p95 ms | mean ms |\n|---|---:|---:|---:|---:|")
+    print("| protocol | requests | p50 ms | p95 ms | mean ms |\n|---|---:|---:|---:|---:|")
     for protocol in PROTOCOLS:
         latencies = []
         for text in texts:

@@ -58,7 +58,7 @@ def start_server(catalog: Path, runs: Path, port: int, log) -> subprocess.Popen:
         except OSError:
             if process.poll() is not None or time.monotonic() > deadline:
                 process.kill()
-                raise SystemExit(f"the server did not start; see {log.name}")
+                raise SystemExit(f"the server did not start; see {log.name}") from None
             time.sleep(0.25)
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from tender.answers.runs import RunStore, open_runs
+from tender.answers.runs import NoHistory, RunStore, open_runs
 from tender.catalog import Catalog, CatalogError, TenderError
 from tender.settings import Settings
 
@@ -25,7 +25,7 @@ class AppContext:
     and `missing` then says how to build one."""
 
     settings: Settings
-    runs: RunStore
+    runs: RunStore | NoHistory
     catalog: Catalog | None = None
     missing: TenderError | None = None
     tenders: dict = field(default_factory=dict)  # (manager backend, contractor backend) -> Tender, built on first use

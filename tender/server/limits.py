@@ -25,7 +25,7 @@ def default_max_connections() -> int:
 
 def bounded_protocol(max_connections: int, idle_s: float = DEFAULT_IDLE_S) -> type[H11Protocol]:
     """uvicorn's h11 protocol with both bounds, as a class for `uvicorn.run(http=...)`; one per server."""
-    waiting: dict[int, "BoundedH11Protocol"] = {}  # connections with no request in progress, oldest first
+    waiting: dict[int, "BoundedH11Protocol"] = {}  # noqa: UP037 (defined below)  connections with no request in progress, oldest first
 
     class BoundedH11Protocol(H11Protocol):
         def connection_made(self, transport) -> None:

@@ -42,7 +42,7 @@ Requirement = Annotated[str, Field(description=(
 
 
 def app_of(ctx: Context) -> AppContext:
-    return ctx.request_context.lifespan_context
+    return ctx.request_context.lifespan_context  # type: ignore[return-value]  # the SDK types it as a dict
 
 
 @contextmanager

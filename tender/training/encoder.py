@@ -59,7 +59,9 @@ def batches(pairs: list, size: int, rng: random.Random):
     order = pairs[:]
     rng.shuffle(order)
     while order:
-        batch, seen, rest = [], set(), []
+        batch: list = []
+        seen: set = set()
+        rest: list = []
         for pair in order:
             if len(batch) < size and pair[2] not in seen:
                 batch.append(pair)
