@@ -59,7 +59,8 @@ def dead_twitter_catalog(tmp_path_factory, embedder):
 
 
 def tender_on(path, embedder):
-    reasoner = EmbeddedReasoner(embedder, policy=Policy(propose_at=0.001, self_select_at=0.001, expected_missing=100.0))
+    reasoner = EmbeddedReasoner(embedder, policy=Policy(propose_at=0.001, self_select_at=0.001, expected_missing=100.0,
+                                                           nothing_below=0.0))
     return Tender(Catalog(path, embedder=embedder), manager=reasoner, contractors=reasoner)
 
 

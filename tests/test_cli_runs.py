@@ -33,7 +33,7 @@ def test_a_recommendation_read_from_stdin_is_kept_and_explained(tender):
 
     told = tender("explain", run["run_id"])
     assert told.exit_code == 0, told.output
-    assert "f1 Weather forecasts on a map" in told.output and "won:" in told.output and "sent to" in told.output
+    assert "f1 Weather forecasts" in told.output and "won:" in told.output and "sent to" in told.output
 
     one = json.loads(tender("explain", run["run_id"], "--function", "f2", "--json").output)
     assert one["function"] == "f2" and [f["id"] for f in one["functions"]] == ["f2"]

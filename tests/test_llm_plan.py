@@ -87,7 +87,8 @@ def test_a_hanging_endpoint_costs_one_timeout_not_one_per_contractor(catalog, em
     assert len(server.requests) == 1
     assert "no answer within 1 s" in run.plan.notes[0]
     assert any(note.startswith("The LLM endpoint failed (no answer within 1 s") for note in run.plan.notes)
-    assert run.plan.cost.fallbacks == run.plan.cost.contractors_contacted > 1
+    # Every bid fell back (a contractor reached by several calls falls back once per call), none waited again.
+    assert run.plan.cost.fallbacks >= run.plan.cost.contractors_contacted > 1
 
 
 def test_the_token_budget_of_a_request(catalog, embedder):

@@ -6,6 +6,7 @@ import threading
 from tender.catalog import Catalog
 
 from .context import RunContext
+from .lexicon import terms
 from .messages import MANAGER, CallForProposals, Propose, Refuse
 from .reasoners.base import Reasoner
 from .tasks import ApiKnowledge, BidTask, ContractorKnowledge, PastUse
@@ -76,6 +77,7 @@ class ContractorPool:
                              other_apis=[n for n in m.api_names if n != api.name]) for m in history],
             vector=cat.vectors("api").vector(api.id) if api.id in cat.vectors("api").row else None,
             history_vectors=mashup_vectors.matrix[rows] if rows else None,
+            terms=frozenset(terms(api.text())),
         )
         with self._lock:
             self._api_knowledge[api_id] = known

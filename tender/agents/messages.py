@@ -57,6 +57,9 @@ class CallForProposals(Message):
         None, description="How close the API descriptions nearest to the requirement are, for contractors to weigh "
                           "their own description's match against the catalogue's best.",
     )
+    function_descriptions: "Neighbourhood | None" = Field(
+        None, description="The same for the API descriptions nearest to the announced function.",
+    )
     reserve: float | None = Field(
         None, ge=0.0, le=1.0, description="The lowest score the manager will consider; None lets contractors judge."
     )

@@ -15,6 +15,13 @@ class StepStatus(str, Enum):
     backtracked = "backtracked"
     failed = "failed"
     skipped = "skipped"
+    unserved = "unserved"  # no bid was credible: `reason` says why, with the best bid that fell short
+
+
+def confidence(score: float) -> str:
+    """A word for a bid's probability (the bid model is a logistic fit on labelled examples, so the score reads as
+    the chance the API is right; docs/results.md measures how well that holds)."""
+    return "high" if score >= 0.6 else "medium" if score >= 0.3 else "low"
 
 
 class Award(BaseModel):
@@ -23,6 +30,7 @@ class Award(BaseModel):
     score: float
     rationale: str
     status: str = Field("unknown", description="The item's status: active, deprecated or unknown.")
+    level: str = Field("", description="The score in a word: high (>= 0.6), medium (>= 0.3) or low.")
 
 
 class PlanStep(BaseModel):
@@ -33,6 +41,7 @@ class PlanStep(BaseModel):
     status: StepStatus = StepStatus.pending
     depends_on: list[str] = Field(default_factory=list, description="Steps whose output this step consumes.")
     rounds: int = Field(0, description="Announcements made (more than 1 after backtracking).")
+    reason: str = Field("", description="Why the step is unserved or failed, with the best bid that fell short.")
 
 
 class RecommendedApi(BaseModel):
@@ -96,6 +105,7 @@ class Plan(BaseModel):
     constraints: Constraints
     backends: dict[str, str] = Field(default_factory=dict, description="Reasoner used per role.")
     notes: list[str] = Field(default_factory=list)
+    verdict: str = Field("plan", description="'plan', or 'nothing fits' when no API of the catalogue serves the requirement.")
 
 
 class Run(BaseModel):

@@ -14,7 +14,7 @@ import numpy as np
 from .contractor import ContractorPool
 from .manager import Manager, Negotiation
 from .messages import MANAGER, Backtrack, CallForProposals, Propose
-from .plan import Award, PlanStep, StepStatus
+from .plan import Award, PlanStep, StepStatus, confidence
 from .request import InvalidRequest
 from .tasks import BidTask, ContractorKnowledge, FunctionSpec
 
@@ -50,9 +50,11 @@ def manager_led(manager: Manager, negotiation: Negotiation) -> Outcome:
     for index, (function, step) in enumerate(zip(functions, steps)):
         context.report(index, len(functions) + 1, f"announcing {function.id}: {function.name}")
         tried: set[str] = set()
+        # Without categories (a catalogue of MCP tools or OpenAPI operations has none) the first call goes to
+        # whoever routing finds closest; so does it when no category fits.
         categories = manager.map_categories(negotiation, function, tried)
         for round in range(1, MAX_ROUNDS + 1):
-            if not categories:
+            if not categories and round > 1:
                 break
             step.status, step.rounds = StepStatus.announced, round
             step.categories = categories
@@ -149,18 +151,29 @@ def single_agent(manager: Manager, negotiation: Negotiation, pool: ContractorPoo
 
 
 def fill_steps(outcome: Outcome, scores: dict[int, Propose], api_names: dict[int, str]) -> None:
-    """Attach each awarded API to the step it was proposed for; mark the rest."""
+    """Attach each awarded API to the step it was proposed for; a step left without one is unserved, with the
+    reason and the best bid that fell short."""
     by_id = {s.id: s for s in outcome.steps}
     for api_id in outcome.final:
         p = scores[api_id]
         step = by_id.get(p.function_id or "") or (outcome.steps[0] if outcome.steps else None)
         if step is None:
             continue
-        step.awarded.append(Award(api_id=api_id, api_name=api_names[api_id], score=p.score, rationale=p.rationale))
+        step.awarded.append(Award(api_id=api_id, api_name=api_names[api_id], score=p.score, rationale=p.rationale,
+                                  level=confidence(p.score)))
         step.status = StepStatus.awarded
     for step in outcome.steps:
-        if not step.awarded and step.status != StepStatus.failed:
-            step.status = StepStatus.skipped
+        if step.awarded:
+            continue
+        bids = [p for p in outcome.proposals if p.function_id == step.id]
+        if bids:
+            top = max(bids, key=lambda p: p.score)
+            step.reason = (f"no credible bid for '{step.function}': the best, {top.api_name} at {top.score:.2f}, "
+                           "was not selected")
+        else:
+            step.reason = f"no contractor proposed an API for '{step.function}'"
+        if step.status != StepStatus.failed:  # failed: every round of announcements went unanswered
+            step.status = StepStatus.unserved
 
 
 def enforce_constraints(manager: Manager, negotiation: Negotiation, outcome: Outcome) -> None:

@@ -8,6 +8,8 @@ from tender.catalog import ApiNotFound, Catalog
 from . import protocols
 from .context import RunContext
 from .contractor import ContractorPool
+from .language import NAMES, language
+from .lexicon import Lexicon
 from .manager import Manager, Negotiation
 from .plan import Plan, RecommendedApi, Run, Stages
 from .reasoners.base import Reasoner
@@ -27,10 +29,12 @@ class Tender:
             raise ValueError("Tender needs a catalogue opened with an embedder")
         self.catalog = catalog
         self.encoder = QueryEncoder.wrap(catalog.embedder)
+        table = catalog.vectors("api")
+        self.lexicon = Lexicon((catalog.get_api(i).text() for i in table.ids), table.ids)
         if manager is None or contractors is None:
             from .reasoners.embedded import EmbeddedReasoner
 
-            default = EmbeddedReasoner(self.encoder)
+            default = EmbeddedReasoner(self.encoder, lexicon=self.lexicon)
             manager, contractors = manager or default, contractors or default
         self.manager_reasoner = manager
         self.contractor_reasoner = contractors
@@ -73,7 +77,8 @@ class Tender:
         request, excluded = self._resolve(request)
         pool, router = self._directory(request.organisation)
         manager = Manager(self.catalog, self.encoder, self.manager_reasoner, router, pool,
-                          self.manager_reasoner if request.protocol == "single-agent" else self.contractor_reasoner)
+                          self.manager_reasoner if request.protocol == "single-agent" else self.contractor_reasoner,
+                          lexicon=self.lexicon)
         negotiation = Negotiation(request, context, excluded)
         # Every agent asks for the requirement's and its clauses' vectors: embed them once, up front.
         self.encoder.embed_requirement(request.requirement, clauses(request.requirement))
@@ -115,11 +120,18 @@ class Tender:
                                        steps=[s.id for s in outcome.steps if any(a.api_id == api_id for a in s.awarded)],
                                        rationale=p.rationale, status=api.status, status_source=api.status_source,
                                        link=api.link, provider=api.provider_name, server=api.server, tool=api.tool))
-        if not outcome.final:  # an empty plan says why, rather than looking like a failure
-            constraints = request.constraints
-            context.note("Nothing is left to recommend: every API that fits is excluded by the request "
-                         "(excluded_apis, excluded_categories)." if constraints.excluded_apis or constraints.excluded_categories
-                         else "Nothing in the catalogue fits this requirement: no contractor made a credible bid.")
+        verdict = "plan"
+        written_in = language(request.requirement)
+        if written_in not in (None, "en"):
+            context.note(f"The requirement looks {NAMES.get(written_in, written_in)}; the catalogue and the embedded "
+                         "model are English, so matches are weak: write it in English for a reliable plan.")
+        if not outcome.final:
+            verdict = "nothing fits"
+            top = max(outcome.proposals, key=lambda p: p.score, default=None)
+            context.note("Nothing in the catalogue fits this requirement" + (
+                f": the best bid, {top.api_name} at {top.score:.2f}, is not credible." if top else
+                ": no contractor proposed an API.") if not request.constraints.excluded_apis else
+                "Nothing is left to recommend: every API that bid is excluded by the request.")
         context.cost.messages = len(negotiation.transcript.messages)
         context.cost.contractors_contacted = len(negotiation.contacted)
         stages = Stages(
@@ -132,5 +144,5 @@ class Tender:
             organisation=request.organisation, steps=outcome.steps, apis=apis, stages=stages, cost=context.cost,
             latency_ms=round(context.elapsed_ms(), 2), constraints=request.constraints,
             backends={"manager": self.manager_reasoner.name, "contractors": self.contractor_reasoner.name},
-            notes=list(context.notes),
+            notes=list(context.notes), verdict=verdict,
         )

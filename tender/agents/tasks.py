@@ -34,11 +34,21 @@ class Decomposition(BaseModel):
     functions: list[FunctionSpec] = Field(min_length=1, max_length=8)
 
 
+class Part(BaseModel):
+    """A piece of the requirement and the APIs that explain it best (by description and words), which the
+    manager looked up in its catalogue: pieces explained by the same APIs are one need."""
+
+    text: str
+    apis: list[int] = Field(default_factory=list, description="Best-explaining API ids, best first.")
+    score: float = Field(0.0, description="How well the best API explains the piece.")
+
+
 class DecomposeTask(Task[Decomposition]):
     step: ClassVar[str] = "decompose"
     role: ClassVar[Role] = "manager"
     output: ClassVar[type[BaseModel]] = Decomposition
     requirement: str
+    parts: list[Part] = Field(default_factory=list)
 
 
 # -- 2. category mapping ----------------------------------------------------------------------
@@ -85,6 +95,8 @@ class ApiKnowledge(BaseModel):
     # Embeddings of the description and of the history, for the embedded reasoner; never put in a prompt.
     vector: np.ndarray | None = Field(None, exclude=True, repr=False)
     history_vectors: np.ndarray | None = Field(None, exclude=True, repr=False)
+    # The stemmed content words of its name and description (lexicon.terms), for lexical evidence.
+    terms: frozenset[str] = Field(default_factory=frozenset, exclude=True, repr=False)
 
     @cached_property
     def history_centre(self) -> np.ndarray | None:

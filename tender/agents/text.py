@@ -92,3 +92,35 @@ def mask_names(text: str, names: list[str]) -> str:
         if form.casefold() in text.casefold():
             text = re.sub(rf"(?<![\w-]){re.escape(form)}(?:\s+API)?(?![\w-])", "", text, flags=re.I if full else 0)
     return re.sub(r"\s{2,}", " ", text).strip()
+
+
+_BOUNDARY = re.compile(
+    r"[.!?;:]+\s+|\n+|,\s*|\s+(?:and then|and also|as well as|along with|together with|so that|in order to|including|"
+    r"and|with|when|whenever|once|then|plus|also|while|where|that|which|on an?|onto an?|via|alongside)\s+", re.I)
+
+
+def fragments(text: str) -> list[str]:
+    """Candidate needs: the requirement cut at conjunctions, relative pronouns and 'with'/'when'/'on a', each
+    piece keeping at least one content word (a piece with none, such as 'an app' or 'me', joins the next).
+    Many pieces are parts of one need ('nearby restaurants' ... 'their reviews'); the manager merges those that
+    the same APIs explain."""
+    from .lexicon import terms
+
+    pieces = [p.strip(" ,;.:!?") for p in _BOUNDARY.split(text.strip())]
+    out: list[str] = []
+    pending = ""
+    for piece in pieces:
+        if not piece:
+            continue
+        joined = f"{pending} {piece}".strip() if pending else piece
+        if terms(piece):
+            out.append(joined)
+            pending = ""
+        else:
+            pending = joined
+    if pending:
+        if out:
+            out[-1] = f"{out[-1]} {pending}"
+        else:
+            out.append(pending)
+    return out or [text.strip()]

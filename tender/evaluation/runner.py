@@ -47,6 +47,13 @@ class EvalConfig:
     organisation: str = "api"
     top_n: int = 12
     backend: str = "offline"
+    # Hide every API's usage history from the agents (a cold-start catalogue): all mashups are left out.
+    no_history: bool = False
+    # An external requests file split in two fixed halves by id parity: "tune" (even) to decide on, "report" (odd).
+    half: str | None = None
+    # The R2API paper's test fold k (r2api_folds/fold_k.txt beside the mashups), left out of everything.
+    r2api_fold: int | None = None
+    folds_dir: Path | None = None
 
     def public(self) -> dict:
         data = asdict(self)
@@ -70,8 +77,14 @@ class Observation:
 def splits(config: EvalConfig, full: Catalog) -> list[tuple[list[int], list[Mashup]]]:
     """(left-out ids, test mashups) per split."""
     if config.mashups_path:
-        return [([], read_jsonl(config.mashups_path, Mashup))]
+        requests = read_jsonl(config.mashups_path, Mashup)
+        if config.half:
+            requests = [m for m in requests if m.id % 2 == (0 if config.half == "tune" else 1)]
+        return [([], requests)]
     ids = [m.id for m in full.mashups()]
+    if config.r2api_fold:
+        test = r2api_fold(config.folds_dir, config.r2api_fold)
+        return [(test, [full.get_mashup(i) for i in test])]
     if config.folds:
         return [(fold, [full.get_mashup(i) for i in fold]) for fold in make_folds(ids, config.folds, config.seed)]
     if config.validation:
@@ -92,8 +105,9 @@ def evaluate(config: EvalConfig, open_catalog: Callable[[list[int]], Catalog],
     parts = splits(config, full)
     total = sum(len(test) for _, test in parts) * len(config.methods)
     bar = tqdm(total=total, desc="evaluating", unit="run", disable=not progress)
+    everything = [m.id for m in full.mashups()]
     for left_out, test in parts:
-        catalog = open_catalog(left_out)
+        catalog = open_catalog(everything if config.no_history else left_out)
         leaked = set(left_out) & ({m.id for m in catalog.mashups()} | set(catalog.vectors("mashup").ids)
                                   | {m for a in catalog.api_ids() for m in (x.id for x in catalog.usage_history(a))})
         if leaked:
@@ -115,6 +129,14 @@ def evaluate(config: EvalConfig, open_catalog: Callable[[list[int]], Catalog],
                                          # an external file's ids are its own, not the catalogue's
                                          "seen_by_encoder": 0 if config.mashups_path else len(seen_by_encoder(full, parts))},
             "results": {m: summarise(m, obs) for m, obs in observations.items()}}
+
+
+def r2api_fold(folder: Path | None, k: int) -> list[int]:
+    """The test mashups of the R2API paper's fold k: the first number of each line of fold_k.txt."""
+    path = Path(folder or ".") / f"fold_{k}.txt"
+    if not path.is_file():
+        raise TenderError(f"No R2API fold file {path}; the folds come with the ProgrammableWeb data (r2api_folds/).")
+    return [int(line.split()[0]) for line in path.read_text().splitlines() if line.strip()]
 
 
 def seen_by_encoder(full: Catalog, parts) -> set[int]:

@@ -24,6 +24,7 @@ from tender.agents.reasoners.embedded import (MODEL_FILE, TERMS, BidModel, Embed
 from tender.agents.request import Request
 from tender.agents.service import Tender
 from tender.agents.tasks import CoUsageEdge, SelectTask
+from tender.agents.lexicon import terms as words
 from tender.agents.text import clauses, mask_names
 from tender.catalog import Catalog
 
@@ -73,24 +74,41 @@ def tuning_queries(full: Catalog, n: int, seed: int, report_seed: int, report_sa
     return ids, reported, queries
 
 
-def collect_features(tender: Tender, queries, shortlist: int = 30):
+def collect_features(tender: Tender, queries, shortlist: int = 30, hide_history_every: int = 2):
+    """Candidate bids with their features and labels, as a manager-led run would produce them: the requirement's
+    functions from the manager's decomposition, each API judged against its closest function. Every
+    `hide_history_every`-th query is judged as on a catalogue without usage history (no history, no past
+    mashups announced), so that the model learns to bid from what an API does when that is all there is."""
     pool, router = tender._directory("api")
-    manager = Manager(tender.catalog, tender.encoder, tender.manager_reasoner, router, pool, tender.contractor_reasoner)
+    manager = Manager(tender.catalog, tender.encoder, tender.manager_reasoner, router, pool, tender.contractor_reasoner,
+                      lexicon=tender.lexicon)
+    table = tender.catalog.vectors("api")
+    temperature = BidModel.model_fields["temperature"].default
     rows, labels = [], []
-    for text, truth in tqdm(queries, desc="features"):
+    for n, (text, truth) in enumerate(tqdm(queries, desc="features")):
+        hidden = hide_history_every and n % hide_history_every == 1
         q, *rest = tender.encoder.embed_requirement(text, clauses(text))  # as a run embeds them
         announced = manager.neighbourhoods(text)
-        around = announced["neighbourhood"]
-        by_clause = clause_vectors(tender.encoder, text, announced["clause_neighbourhoods"])
-        parts = tender.encoder.embed(clauses(text), context=text)
-        scores = router.profile_scores(q)
-        ids = {int(router.api_ids[r]) for r in np.argsort(-scores)[:shortlist]} | router.named(text)
+        around = None if hidden else announced["neighbourhood"]
+        by_clause = [] if hidden else clause_vectors(tender.encoder, text, announced["clause_neighbourhoods"])
+        functions = manager.decompose(text, RunContext())
+        f_vectors = tender.encoder.embed([f.description for f in functions], context=text)
+        f_terms = [words(f.description) for f in functions]
+        f_around = [manager.function_descriptions(text, f) for f in functions]
+        if hidden:
+            scores = table.matrix @ q + 0.3 * tender.lexicon.scores(text)
+            ids = {int(table.ids[r]) for r in np.argsort(-scores)[:shortlist]} | router.named(text)
+        else:
+            scores = router.profile_scores(q)
+            ids = {int(router.api_ids[r]) for r in np.argsort(-scores)[:shortlist]} | router.named(text)
         for api_id in ids:
             api = pool.api_knowledge(api_id)
-            # As a contractor does: the function is the clause closest to its API.
-            f = parts[int(np.argmax(parts @ api.vector))] if api.vector is not None else q
-            rows.append(features(api, q, f, text, BidModel.model_fields["temperature"].default, around, by_clause,
-                                 announced["descriptions"]))
+            if hidden:
+                api = api.model_copy(update={"history": [], "usage_count": 0, "history_vectors": None})
+            k = int(np.argmax(f_vectors @ api.vector)) if api.vector is not None else 0
+            lexical = tender.lexicon.coverage(f_terms[k], api.terms)
+            rows.append(features(api, q, f_vectors[k], text, temperature, around, by_clause, announced["descriptions"],
+                                 f_around[k], lexical))
             labels.append(api_id in truth)
     return np.array(rows), np.array(labels, dtype=float)
 

@@ -22,12 +22,17 @@ from ..context import RunContext
 from ..messages import Neighbourhood
 from ..tasks import (ApiKnowledge, BidDecision, BidDraft, BidTask, CategoryMapping, DecomposeTask, Decomposition,
                      FunctionSpec, MapCategoriesTask, Selection, SelectTask, Task)
-from ..text import clauses, is_presentation, mentions, short_name
+from ..lexicon import Lexicon
+from ..lexicon import terms as words
+from ..text import clauses, fragments, is_presentation, mentions, short_name
 from ..vectors import QueryEncoder
 from .base import Reasoner
 
 FEATURES = ("desc_requirement", "desc_function", "history_max", "history_soft", "usage_log", "named", "neighbour_vote",
-            "clause_vote", "description_vote", "history_centroid")
+            "clause_vote", "description_vote", "history_centroid", "lexical", "function_vote", "has_history")
+# lexical (the function's words in the API's text, weighted by rarity), function_vote (its description's share
+# among those nearest to the announced function) and has_history let a bid stand on what the API does when it has
+# no usage history; the model is fitted with the history hidden for half its examples (docs/tuning.md).
 # description_vote (its description's share among the 20 nearest to the requirement) and history_centroid
 # (similarity to the centre of its past mashups) raised manager-led F1 on 500 validation mashups (seed 3) from
 # 0.675 to 0.683 as written and 0.537 to 0.543 masked; on 800 (seed 2) from 0.700 to 0.710 and 0.567 to 0.575.
@@ -104,12 +109,19 @@ class Policy:
     category_votes: float = 3.0  # category mapping: weight of past mashups' categories against similarity
     category_ratio: float = 0.15  # category mapping: keep categories scoring at least this share of the best
     max_bids_per_contractor: int = 3  # a category contractor offers at most this many APIs
+    # decomposition: pieces whose best API is among each other's `explained_by` best are one need; at most
+    # `max_functions` needs a plan
+    explained_by: int = 3
+    max_functions: int = 4
+    # selection: below this everywhere, the catalogue has nothing for the requirement (a plan would be a guess)
+    nothing_below: float = 0.15
 
 
 def features(api: ApiKnowledge, requirement_vector: np.ndarray, function_vector: np.ndarray | None,
              requirement: str, temperature: float, neighbourhood: Neighbourhood | None = None,
              clause_neighbourhoods: Sequence[tuple[np.ndarray, Neighbourhood]] = (),
-             descriptions: Neighbourhood | None = None) -> np.ndarray:
+             descriptions: Neighbourhood | None = None, function_descriptions: Neighbourhood | None = None,
+             lexical: float = 0.0) -> np.ndarray:
     """A contractor's evidence for one API, from its own knowledge only (and what the manager announced: its
     vote is how much of the nearest past mashups' weight its history holds, its clause vote the largest such
     share among the clauses' neighbourhoods, each clause given as its vector, and its description vote its
@@ -118,8 +130,9 @@ def features(api: ApiKnowledge, requirement_vector: np.ndarray, function_vector:
         desc_q = float(api.vector @ requirement_vector)
         desc_f = float(api.vector @ function_vector) if function_vector is not None else desc_q
         description_vote = descriptions.vote(np.array([desc_q])) if descriptions else 0.0
+        function_vote = function_descriptions.vote(np.array([desc_f])) if function_descriptions else description_vote
     else:
-        desc_q = desc_f = description_vote = 0.0
+        desc_q = desc_f = description_vote = function_vote = 0.0
     if api.history_vectors is not None and len(api.history_vectors):
         sims = api.history_vectors @ requirement_vector
         h_max = float(sims.max())
@@ -131,8 +144,9 @@ def features(api: ApiKnowledge, requirement_vector: np.ndarray, function_vector:
         clause_vote = max((around.vote(api.history_vectors @ v) for v, around in clause_neighbourhoods), default=vote)
     else:
         h_max = h_soft = h_centre = vote = clause_vote = 0.0
+    has_history = 1.0 if api.history_vectors is not None and len(api.history_vectors) else 0.0
     return np.array([desc_q, desc_f, h_max, h_soft, math.log1p(api.usage_count), mentions(api.name, requirement), vote,
-                     clause_vote, description_vote, h_centre])
+                     clause_vote, description_vote, h_centre, lexical, function_vote, has_history])
 
 
 def clause_vectors(encoder: QueryEncoder, requirement: str,
@@ -161,10 +175,13 @@ def check_bid_model(model: BidModel, embedder) -> None:
 class EmbeddedReasoner(Reasoner):
     name = "offline"
 
-    def __init__(self, embedder, model: BidModel | None = None, policy: Policy | None = None):
+    def __init__(self, embedder, model: BidModel | None = None, policy: Policy | None = None,
+                 lexicon: Lexicon | None = None):
         self.encoder = QueryEncoder.wrap(embedder)
         self._model = model
         self.policy = policy or Policy()
+        # The catalogue's word statistics (for lexical evidence); without them a bid weighs no words.
+        self.lexicon = lexicon
 
     @property
     def model(self) -> BidModel:
@@ -184,15 +201,48 @@ class EmbeddedReasoner(Reasoner):
 
     # 1 ------------------------------------------------------------------------------------------
     def decompose(self, task: DecomposeTask) -> Decomposition:
-        parts = clauses(task.requirement)
+        """One function per need: the requirement's pieces (task.parts, with the APIs that explain each), merged
+        where the same APIs explain them ('nearby restaurants' and 'their reviews' are one need if one API
+        serves both), at most `max_functions`. Without parts, the clauses."""
+        groups = self._group(task.parts) if task.parts else [[part] for part in clauses(task.requirement)]
         functions = []
-        for i, part in enumerate(parts, start=1):
+        for i, group in enumerate(groups, start=1):
+            text = ", ".join(dict.fromkeys(group))
             earlier = [f.id for f in functions if not is_presentation(f.description)]
-            functions.append(FunctionSpec(
-                id=f"f{i}", name=short_name(part), description=part,
-                depends_on=earlier if is_presentation(part) else [],
-            ))
+            functions.append(FunctionSpec(id=f"f{i}", name=short_name(text), description=text,
+                                          depends_on=earlier if is_presentation(text) and earlier else []))
         return Decomposition(functions=functions)
+
+    def _group(self, parts) -> list[list[str]]:
+        top = self.policy.explained_by
+        groups = [[i] for i in range(len(parts))]
+
+        def explained(g):  # the APIs that best explain a group's pieces
+            return {a for i in g for a in parts[i].apis[:top]}
+
+        def firsts(g):
+            return {parts[i].apis[0] for i in g if parts[i].apis}
+
+        merged = True
+        while merged:
+            merged = False
+            for x in range(len(groups)):
+                for y in range(x + 1, len(groups)):
+                    # Mutual: each group's best API is among the other's best.
+                    if firsts(groups[x]) & explained(groups[y]) and firsts(groups[y]) & explained(groups[x]):
+                        groups[x] = sorted(groups[x] + groups[y])
+                        del groups[y]
+                        merged = True
+                        break
+                if merged:
+                    break
+        while len(groups) > self.policy.max_functions:
+            # Too many needs for one plan: join the neighbouring pair that shares the most explaining APIs.
+            k = max(range(len(groups) - 1), key=lambda j: (len(explained(groups[j]) & explained(groups[j + 1])),
+                                                             -len(groups[j]) - len(groups[j + 1])))
+            groups[k:k + 2] = [sorted(groups[k] + groups[k + 1])]
+        groups.sort(key=lambda g: g[0])
+        return [[parts[i].text for i in g] for g in groups]
 
     # 2 ------------------------------------------------------------------------------------------
     def map_categories(self, task: MapCategoriesTask) -> CategoryMapping:
@@ -211,6 +261,7 @@ class EmbeddedReasoner(Reasoner):
         q = self.encoder.one(cfp.requirement)
         parts = clauses(cfp.requirement) if "decompose" in steps or not cfp.function else [cfp.function]
         part_vectors = self.encoder.embed(parts, context=cfp.requirement)
+        part_terms = [words(part) for part in parts]
         around = clause_vectors(self.encoder, cfp.requirement, cfp.clause_neighbourhoods)
         threshold = self.policy.self_select_at if "select" in steps else self.policy.propose_at
         if cfp.reserve is not None:
@@ -219,15 +270,16 @@ class EmbeddedReasoner(Reasoner):
         for api in task.knowledge.apis:
             # The function it would serve: the announced one, or (decomposing itself) its closest clause.
             k = int(np.argmax(part_vectors @ api.vector)) if api.vector is not None and len(parts) > 1 else 0
+            lexical = self.lexicon.coverage(part_terms[k], api.terms) if self.lexicon else 0.0
             x = features(api, q, part_vectors[k], cfp.requirement, self.model.temperature, cfp.neighbourhood, around,
-                         cfp.descriptions)
+                         cfp.descriptions, cfp.function_descriptions if cfp.function else None, lexical)
             p = probability(x, self.model)
             if p < threshold:
                 continue
             category = self._category(api, cfp.categories, part_vectors[k])
             drafts.append(BidDraft(
                 api_id=api.api_id, score=round(p, 4), function=parts[k] if "decompose" in steps else None,
-                category=category, rationale=self._rationale(api, x),
+                category=category, rationale=self._rationale(api, x, parts[k], part_terms[k]),
                 evidence={name: round(float(v), 4) for name, v in zip(FEATURES, x)},
             ))
         drafts.sort(key=lambda d: -d.score)
@@ -242,34 +294,38 @@ class EmbeddedReasoner(Reasoner):
         return (inside or api.categories or [None])[0]
 
     @staticmethod
-    def _rationale(api: ApiKnowledge, x: np.ndarray) -> str:
-        desc_q, _, h_max, _, _, named, vote, clause_vote, description_vote, _ = x
+    def _rationale(api: ApiKnowledge, x: np.ndarray, function: str, wanted: list[str]) -> str:
+        """Why, in plain words: what of the function its description and words match, and its track record."""
+        desc_q, desc_f, h_max, _, _, named, vote, clause_vote, _, _, lexical, function_vote, _ = x
         reasons = []
         if named >= 1:
             reasons.append(f"the requirement names {api.name}")
         elif named > 0:
             reasons.append(f"the requirement names part of '{api.name}'")
-        if vote > 0:
-            reasons.append(f"mashups that used it hold {vote:.0%} of the weight of the nearest past mashups")
-        if clause_vote > vote + 0.1:
-            reasons.append(f"mashups that used it hold {clause_vote:.0%} of the weight of the past mashups nearest to one "
-                           "clause of the requirement")
-        if api.history and h_max > 0:
-            reasons.append(f"a past mashup that used it is similar ({h_max:.2f}) and it served {api.usage_count} mashups")
-        if description_vote >= 0.1:
-            reasons.append(f"its description holds {description_vote:.0%} of the weight of the API descriptions nearest "
-                           f"to the requirement ({desc_q:.2f})")
-        else:
-            reasons.append(f"its description matches the requirement ({desc_q:.2f})")
+        shared = sorted({t for t in wanted if t in api.terms})
+        strength = "closely" if desc_f >= 0.5 or function_vote >= 0.3 else "partly" if desc_f >= 0.3 else "loosely"
+        reasons.append(f"its description {strength} matches '{short_name(function, 10)}' ({desc_f:.2f})")
+        if shared:
+            reasons.append(f"it mentions {', '.join(shared[:4])}")
+        if max(vote, clause_vote) >= 0.1:
+            reasons.append(f"similar past apps used it ({max(vote, clause_vote):.0%} of the nearest)")
+        elif api.usage_count:
+            reasons.append(f"used by {api.usage_count} past app{'s' if api.usage_count != 1 else ''}")
         return "; ".join(reasons).capitalize() + "."
 
     # 4 ------------------------------------------------------------------------------------------
     def select(self, task: SelectTask) -> Selection:
+        """Each function's best credible bid, then the ranked bids up to the set of highest expected F1 (bids read
+        as probabilities); a near-duplicate of an API already chosen for the same function (Twilio, Twilio SMS)
+        is left out; below `nothing_below` everywhere, nothing is chosen."""
         best: dict[int, float] = {}
         for proposal in task.proposals:
             best[proposal.api_id] = max(best.get(proposal.api_id, 0.0), proposal.score)
-        if not best:
-            return Selection(api_ids=[], rationale="no proposals")
+        if not best or max(best.values()) < self.policy.nothing_below:
+            return Selection(api_ids=[], rationale="no bid is credible" if best else "no proposals")
+        if self.lexicon is not None and self.lexicon.known_share(task.requirement) == 0.0:
+            # Not one word of the requirement appears in any API's text: whatever bid, it bid on noise.
+            return Selection(api_ids=[], rationale="no word of the requirement is known to the catalogue")
         edges: dict[tuple[int, int], float] = {}
         for edge in task.co_usage:
             edges[(edge.a, edge.b)] = edges[(edge.b, edge.a)] = edge.weight
@@ -283,11 +339,29 @@ class EmbeddedReasoner(Reasoner):
             served = any(p.function_id == function_id and p.api_id in chosen for p in task.proposals)
             if not served and score >= self.policy.cover_steps_at and api_id not in chosen:
                 chosen.append(api_id)
+        chosen = drop_near_duplicates(chosen, task.proposals)
         if task.max_apis:
             chosen = chosen[: task.max_apis]
         return Selection(api_ids=chosen, rationale=(
-            f"kept the {size} best bid(s), the set with the highest expected F1 ({f1:.2f}), bids of APIs used "
-            "together lifted by the tool graph"))
+            f"kept the {size} best bid(s), the set with the highest expected F1 ({f1:.2f}), and each function's best "
+            "credible bid"))
+
+
+def drop_near_duplicates(chosen: list[int], proposals) -> list[int]:
+    """Leave out an API whose name begins like a better one's and that was bid for a function the better one was
+    bid for too (Twilio SMS beside Twilio): one of them serves the function."""
+    names = {p.api_id: p.api_name for p in proposals}
+    functions: dict[int, set] = {}
+    for p in proposals:
+        functions.setdefault(p.api_id, set()).add(p.function_id)
+    kept: list[int] = []
+    for api_id in chosen:
+        first = names.get(api_id, "").split(" ")[0].casefold()
+        twin = any(names.get(k, "").split(" ")[0].casefold() == first and functions.get(k, set()) & functions.get(api_id, set())
+                   for k in kept) if len(first) > 2 else False
+        if not twin:
+            kept.append(api_id)
+    return kept
 
 
 def best_per_function(proposals) -> dict[str, tuple[int, float]]:

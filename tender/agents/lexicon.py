@@ -1,0 +1,97 @@
+"""Lexical evidence: which of a function's words an API's own text contains, weighted by how rare each word is
+in the catalogue (inverse document frequency). Dense similarity misses exact terms ("SMS", "shipment", "stock");
+on tool retrieval, term matching holds its own against small sentence encoders, and it needs no usage history."""
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+import numpy as np
+
+_WORD = re.compile(r"[a-z0-9]+")
+STOPWORDS = frozenset("""
+a an the and or but if then else when while of to in on at by for with from into onto over under about as is are was were
+be been being it its this that these those there here i me my we our you your he she they them their his her what which who
+whom whose how why where can could would should will shall may might must do does did doing done have has had having not no
+nor so such than too very just also only own same both each few more most other some any all one two app apps application
+applications site sites website web page service services tool tools user users using use used uses via get gets let lets
+allow allows allowing provide provides providing want need needs like well new make makes based simple easy etc e g i e
+api apis data information info people way ways thing things something within without across around show shows showing
+display displays build builds built create creates lets online platform system small big best good great
+""".split())
+# Irregular or frequent endings folded so that "ships", "shipping" and "shipment" meet "shipment"'s stem.
+_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ies", "ers", "er", "ed", "s")
+
+
+def stem(word: str) -> str:
+    """A light stemmer: one common suffix off, then a final 'e' ('prices', 'price' and 'priced' meet)."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            if suffix == "ies":
+                word += "y"
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+def terms(text: str) -> list[str]:
+    """Content words of a text, lower-cased and stemmed, in order (stop words and glue words dropped)."""
+    return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS and not w.isdigit() and len(w) > 1]
+
+
+class Lexicon:
+    """Inverse document frequencies of the catalogue's API texts, and which APIs use each word. Built once per
+    catalogue; `ids` gives the row order of `scores`."""
+
+    def __init__(self, documents: Iterable[str], ids: Iterable[int] = ()):
+        frequency: Counter[str] = Counter()
+        self.ids = np.array(list(ids), dtype=np.int64)
+        rows_of: dict[str, list[int]] = {}
+        count = 0
+        for row, text in enumerate(documents):
+            count += 1
+            words = set(terms(text))
+            frequency.update(words)
+            for word in words:
+                rows_of.setdefault(word, []).append(row)
+        self._rows = {w: np.array(r, dtype=np.int64) for w, r in rows_of.items()}
+        self.documents = max(count, 1)
+        self._idf = {t: math.log(1 + self.documents / n) for t, n in frequency.items()}
+        # A word the catalogue never uses says nothing about any API; it counts as a rare word would.
+        self._unknown = math.log(1 + self.documents)
+
+    def idf(self, term: str) -> float:
+        return self._idf.get(term, self._unknown)
+
+    def known(self, term: str) -> bool:
+        return term in self._idf
+
+    def coverage(self, function_terms: Iterable[str], api_terms: frozenset[str]) -> float:
+        """The IDF-weighted share of the function's words found in the API's text: 0 (none) to 1 (all)."""
+        wanted = set(function_terms)
+        total = sum(self.idf(t) for t in wanted)
+        if not total:
+            return 0.0
+        return sum(self.idf(t) for t in wanted if t in api_terms) / total
+
+    def scores(self, text: str) -> np.ndarray:
+        """`coverage` of the text's words for every API, in row order."""
+        out = np.zeros(len(self.ids), dtype=np.float32)
+        wanted = set(terms(text))
+        total = sum(self.idf(t) for t in wanted)
+        if not total or not len(self.ids):
+            return out
+        for word in wanted:
+            rows = self._rows.get(word)
+            if rows is not None:
+                out[rows] += self.idf(word)
+        return out / total
+
+    def known_share(self, text: str) -> float:
+        """How much of a text's (IDF-weighted) vocabulary the catalogue knows at all: near 0 for gibberish or a
+        language the catalogue is not written in."""
+        words = terms(text)
+        if not words:
+            return 0.0
+        return sum(1 for t in words if self.known(t)) / len(words)

@@ -1,0 +1,113 @@
+"""What the embedded reasoner understands of a requirement, with or without usage history and categories:
+one function per need, bids from what an API does, every function served or reported, and no plan where
+nothing fits."""
+
+import pytest
+
+from tender.agents.context import RunContext
+from tender.agents.language import language
+from tender.agents.plan import StepStatus
+from tender.agents.reasoners.embedded import EmbeddedReasoner, Policy
+from tender.agents.request import PROTOCOLS, Request
+from tender.agents.service import Tender
+from tender.agents.tasks import DecomposeTask, Part
+from tender.agents.text import fragments
+from tender.catalog import Catalog, HashingEmbedder, build_catalog
+from tests.conftest import write_jsonl
+from tests.fixture_data import api_rows
+
+
+@pytest.fixture(scope="module")
+def cold_catalog_path(tmp_path_factory, embedder):
+    """The fixture's APIs with no categories and no usage history: a catalogue a user brings."""
+    folder = tmp_path_factory.mktemp("cold")
+    apis = [dict(row, categories=[]) for row in api_rows()]
+    path = folder / "catalog.db"
+    build_catalog(write_jsonl(folder / "apis.jsonl", apis), write_jsonl(folder / "mashups.jsonl", []), path, embedder)
+    return path
+
+
+@pytest.fixture(scope="module")
+def cold(cold_catalog_path, embedder):
+    return Tender(Catalog(cold_catalog_path, embedder=embedder))
+
+
+def plan_of(tender: Tender, text: str, **fields):
+    return tender.recommend(Request.create(text, **fields), RunContext()).plan
+
+
+@pytest.mark.parametrize("text, pieces", [
+    ("a dashboard of stock prices and related news", ["a dashboard of stock prices", "related news"]),
+    ("an app that texts me when my package ships", ["an app texts me", "my package ships"]),
+    ("a site that shows nearby restaurants on a map with their reviews",
+     ["a site shows nearby restaurants", "map", "their reviews"]),
+    ("weather", ["weather"]),
+])
+def test_a_requirement_is_cut_into_pieces_that_each_carry_a_content_word(text, pieces):
+    assert fragments(text) == pieces
+
+
+def test_pieces_explained_by_the_same_apis_are_one_function_and_the_others_their_own():
+    parts = [Part(text="nearby restaurants", apis=[3, 4, 23]), Part(text="map", apis=[0, 2, 1]),
+             Part(text="their reviews", apis=[4, 3, 22])]
+    functions = EmbeddedReasoner(HashingEmbedder()).decompose(DecomposeTask(requirement="", parts=parts)).functions
+    assert [f.description for f in functions] == ["nearby restaurants, their reviews", "map"]
+    assert functions[1].depends_on == ["f1"]  # the map shows what the first function finds
+
+
+def test_a_one_need_requirement_stays_one_function():
+    parts = [Part(text="send SMS", apis=[18, 19]), Part(text="text messages", apis=[18, 7])]
+    assert len(EmbeddedReasoner(HashingEmbedder()).decompose(DecomposeTask(requirement="", parts=parts)).functions) == 1
+
+
+def test_a_plan_has_at_most_max_functions_functions():
+    parts = [Part(text=f"need {i}", apis=[i]) for i in range(7)]
+    functions = EmbeddedReasoner(HashingEmbedder(), policy=Policy(max_functions=4)).decompose(
+        DecomposeTask(requirement="", parts=parts)).functions
+    assert len(functions) == 4
+
+
+def test_the_manager_splits_two_needs_served_by_different_apis(cold):
+    plan = plan_of(cold, "an app that sends SMS text messages when a new video is uploaded to YouTube")
+    assert len(plan.steps) == 2
+    awarded = {a.api_name for step in plan.steps for a in step.awarded}
+    assert {"Twilio", "YouTube"} <= awarded
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_catalogue_without_categories_or_history_works_for_every_protocol(cold, protocol):
+    plan = plan_of(cold, "send SMS text messages to my customers", protocol=protocol)
+    assert "Twilio" in [api.name for api in plan.apis]
+
+
+def test_history_free_bids_are_credible_for_an_api_that_does_what_is_asked(cold):
+    plan = plan_of(cold, "send SMS text messages to my customers")
+    twilio = next(api for api in plan.apis if api.name == "Twilio")
+    assert twilio.score >= 0.3
+
+
+def test_a_function_with_no_credible_bid_is_reported_unserved_with_its_reason(cold):
+    plan = plan_of(cold, "send SMS text messages, and teleport my cat to the moon")
+    unserved = [s for s in plan.steps if s.status == StepStatus.unserved]
+    assert unserved, [(s.function, s.status) for s in plan.steps]
+    assert all(s.reason and s.function in s.reason for s in unserved)
+    assert "Twilio" in [api.name for api in plan.apis]
+
+
+def test_gibberish_gets_nothing_fits_not_a_plan(cold):
+    plan = plan_of(cold, "asdkjh qwe zzz")
+    assert plan.verdict == "nothing fits" and plan.apis == []
+    assert any("Nothing in the catalogue fits" in note for note in plan.notes)
+
+
+def test_near_duplicates_serving_the_same_function_are_not_both_selected(cold):
+    plan = plan_of(cold, "show an interactive map of the city")
+    mapping = [api.name for api in plan.apis if api.name in ("Bing Maps", "Bing Search")]
+    assert len(mapping) <= 1
+
+
+def test_a_requirement_in_another_language_gets_a_note_that_the_catalogue_is_english(cold):
+    assert language("una aplicación para reservar vuelos y hoteles") == "es"
+    assert language("a dashboard of stock prices and related news") == "en"
+    plan = plan_of(cold, "una aplicación para enviar mensajes de texto a mis clientes")
+    assert any("Spanish" in note and "English" in note for note in plan.notes)
