@@ -24,7 +24,7 @@ from ..tasks import (ApiKnowledge, BidDecision, BidDraft, BidTask, CategoryMappi
                      FunctionSpec, MapCategoriesTask, Selection, SelectTask, Task)
 from ..lexicon import Lexicon
 from ..lexicon import terms as words
-from ..text import clauses, fragments, is_presentation, mentions, short_name
+from ..text import clauses, is_presentation, mentions, short_name
 from ..vectors import QueryEncoder
 from .base import Reasoner
 
