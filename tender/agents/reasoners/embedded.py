@@ -114,7 +114,7 @@ class Policy:
     explained_by: int = 3
     max_functions: int = 4
     # selection: below this everywhere, the catalogue has nothing for the requirement (a plan would be a guess)
-    nothing_below: float = 0.15
+    nothing_below: float = 0.05
 
 
 def features(api: ApiKnowledge, requirement_vector: np.ndarray, function_vector: np.ndarray | None,
