@@ -4,18 +4,24 @@ import pytest
 
 from tender.agents.plan import StepStatus
 from tender.agents.request import PROTOCOLS, Constraints, Request
-from tender.agents.reasoners.embedded import EmbeddedReasoner, Policy
+from tender.agents.reasoners.embedded import Policy
 from tender.agents.service import Tender
+from tender.agents.tasks import BidTask
 from tender.catalog import Catalog
+from tests.fixture_data import api_rows
+from tests.scripted import ScriptedReasoner
 
 MAP_AND_REVIEWS = "Show nearby restaurants on a map with their reviews and photos."
 
 
+# Constraints are mechanics, not accuracy: every contractor reached bids, each API at its own fixed score (best
+# first in catalogue order), and the manager keeps every bid (it expects many right APIs that nobody bid for).
+EVERY_API_BIDS = {row["name"]: round(0.9 - 0.02 * row["id"], 2) for row in api_rows()}
+
+
 @pytest.fixture
 def tender(catalog_path, embedder):
-    # Constraints are mechanics, not accuracy: a permissive policy gives every protocol several bids to work with
-    # (expecting many right APIs that nobody bid for, the manager keeps every bid).
-    reasoner = EmbeddedReasoner(embedder, policy=Policy(propose_at=0.001, self_select_at=0.001, expected_missing=100.0))
+    reasoner = ScriptedReasoner(embedder, bids=EVERY_API_BIDS, policy=Policy(self_select_at=0.001, expected_missing=100.0))
     return Tender(Catalog(catalog_path, embedder=embedder), manager=reasoner, contractors=reasoner)
 
 
@@ -61,17 +67,19 @@ def test_a_required_category_the_selection_missed_is_announced_again(tender):
 
 
 @pytest.fixture
-def strict(catalog_path, embedder):
-    # Contractors bid only for clear matches, so that a category without its map APIs has nothing to offer.
-    reasoner = EmbeddedReasoner(embedder, policy=Policy(propose_at=0.2))
-    return Tender(Catalog(catalog_path, embedder=embedder), manager=reasoner, contractors=reasoner)
+def maps_only(embedder):
+    # Only the map APIs can do a map, so that a category without them has nothing to offer.
+    return ScriptedReasoner(embedder, bids={"Google Maps": 0.9, "OpenStreetMap": 0.8, "Bing Maps": 0.7})
 
 
-def test_backtracking_fires_when_the_mapped_categories_have_no_match(strict):
+def test_backtracking_fires_when_the_mapped_categories_have_no_match(catalog_path, embedder, maps_only):
     # Every Mapping API is excluded: the map function must be re-announced under other categories.
+    strict = Tender(Catalog(catalog_path, embedder=embedder), manager=maps_only, contractors=maps_only)
     result = strict.recommend(Request.create("Plot places on an interactive map.", constraints=Constraints(
         excluded_apis=["Google Maps", "OpenStreetMap", "Bing Maps"])))
     transcript = result.transcript
+    # No contractor of an excluded API was even asked.
+    assert not {api.name for task in maps_only.asked_for(BidTask) for api in task.knowledge.apis} & set(maps_only.bids)
     assert transcript.backtracking, "no feedback was recorded"
     first = transcript.backtracking[0]
     assert first.from_categories and set(first.to_categories).isdisjoint(first.from_categories)
