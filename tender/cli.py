@@ -536,7 +536,13 @@ def explain_command(settings: Settings, run_id, function, full, diagram, as_json
 @click.option("--validation", is_flag=True,
               help="Draw the sample outside the reported test sample (100, seed 0) and the tuning sample "
                    "(1,000, seed 1): a check of tuned settings on more mashups.")
-@click.option("--organisation", type=click.Choice(["api", "category"]), default="api", show_default=True)
+@click.option("--organisation", type=click.Choice(["api", "category", "provider"]), default="api", show_default=True,
+              help="One contractor per API, per category, or per provider.")
+@click.option("--no-history", is_flag=True, help="Hide every API's usage history from the agents (a cold-start catalogue).")
+@click.option("--half", type=click.Choice(["tune", "report"]),
+              help="With --mashups: only the even (tune) or odd (report) request ids, a fixed split.")
+@click.option("--r2api-fold", type=click.IntRange(1, 10),
+              help="Test on the R2API paper's fold K (its mashups left out of the catalogue); ranking metrics as R2API's.")
 @click.option("--db", "db_path", type=click.Path(path_type=Path), help="Catalogue (default: catalog.db).")
 @click.option("--backend", type=click.Choice(["offline", "llm"]), help="Shorthand: both roles on this backend.")
 @click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write the results as JSON here.")
@@ -544,8 +550,8 @@ def explain_command(settings: Settings, run_id, function, full, diagram, as_json
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @llm_options
 @click.pass_obj
-def evaluate_command(settings: Settings, method, sample, seed, folds, mashups_path, mask_api_names, validation, organisation, db_path,
-                     backend, json_path, plot_path, quiet, **kwargs):
+def evaluate_command(settings: Settings, method, sample, seed, folds, mashups_path, mask_api_names, validation, organisation,
+                     no_history, half, r2api_fold, db_path, backend, json_path, plot_path, quiet, **kwargs):
     """Measure precision, recall and F1 per stage, ranking metrics and cost, on held-out mashups.
 
     The test mashups are left out of the catalogue for the run: no contractor history, co-usage
@@ -573,7 +579,8 @@ def evaluate_command(settings: Settings, method, sample, seed, folds, mashups_pa
     embedder = settings.embedder()
     config = EvalConfig(db=db, methods=list(METHODS) if method == "all" else [method], sample=sample, seed=seed,
                         folds=folds, mashups_path=mashups_path, mask_api_names=mask_api_names, validation=validation,
-                        organisation=organisation,
+                        organisation=organisation, no_history=no_history, half=half, r2api_fold=r2api_fold,
+                        folds_dir=settings.data_dir / "r2api_folds",
                         backend=backends["manager_backend"] if backends["manager_backend"] == backends["contractor_backend"]
                         else f"manager={backends['manager_backend']},contractors={backends['contractor_backend']}")
     result = evaluate(config, lambda left_out: Catalog(db, embedder=embedder, exclude_mashups=left_out),
