@@ -57,7 +57,8 @@ class Router:
         mask = np.ones(len(self.api_ids), dtype=bool)
         for category in excluded_categories:
             mask[self._category_rows.get(category, [])] = False
-        if self.organisation == "api":
+        if self.organisation in ("api", "provider"):
+            # An item is eligible unless excluded, and only inside the announced categories when there are some.
             if excluded_apis:
                 mask &= ~np.isin(self.api_ids, list(excluded_apis))
             if cfp.categories:
@@ -65,6 +66,7 @@ class Router:
                 for category in cfp.categories:
                     inside[self._category_rows.get(category, [])] = True
                 mask &= inside
+        if self.organisation == "api":
             rows = np.nonzero(mask)[0]
             boosted = scores[rows] + 10.0 * np.isin(self.api_ids[rows], list(named))  # named ones first
             order = rows[np.lexsort((self.api_ids[rows], -boosted))]
@@ -77,13 +79,6 @@ class Router:
                 for i, r in enumerate(chosen)]
         elif self.organisation == "provider":
             # A provider is eligible with whatever of its items the exclusions and the announced categories leave.
-            if excluded_apis:
-                mask &= ~np.isin(self.api_ids, list(excluded_apis))
-            if cfp.categories:
-                inside = np.zeros_like(mask)
-                for category in cfp.categories:
-                    inside[self._category_rows.get(category, [])] = True
-                mask &= inside
             groups = {n: rows[mask[rows]] for n, rows in self._provider_rows.items()}
             names = [n for n, rows in groups.items() if len(rows)]
             contacted, eligible = self._route_groups(names, groups, scores, named, strategy, top_n, provider_contractor_id)
