@@ -92,10 +92,20 @@ def smollm(url: str, fallback, **options) -> LLMReasoner:
 
 
 def assert_notes_tell_the_story(context_or_plan) -> None:
-    """Output was JSON every time (the grammar saw to it); each fallback has its note."""
+    """Output was JSON every time (the grammar saw to it); each fallback has its note, except that once the
+    token budget is spent one note speaks for all the steps after it."""
     notes, cost = context_or_plan.notes, context_or_plan.cost
     assert not [n for n in notes if "not valid JSON" in n and "cut off" not in n], notes
-    assert sum(n.endswith("reasoner answered this step.") for n in notes) == cost.fallbacks, notes
+    explained = sum(n.endswith("reasoner answered this step.") for n in notes)
+    if any(n.startswith("Token budget of") for n in notes):
+        assert explained <= cost.fallbacks, notes
+    else:
+        assert explained == cost.fallbacks, notes
+
+
+def invalid_answers(notes: list[str]) -> int:
+    """How many of the model's answers were found invalid (each says so in one note)."""
+    return sum("the LLM's answer was invalid" in n or "the repaired answer was still invalid" in n for n in notes)
 
 
 def test_the_server_takes_json_mode_with_a_schema_and_constrains_the_output(llama):
@@ -141,10 +151,15 @@ def test_an_llm_manager_plans_and_a_rerun_is_answered_from_the_cache(llama, cata
     assert_notes_tell_the_story(plan)
     if any(n.startswith("Token budget of 5,000 per request reached") for n in plan.notes):
         assert plan.cost.tokens.input + plan.cost.tokens.output >= budget
-    assert again.plan.cost.cache_hits == again.plan.cost.llm_calls == plan.cost.llm_calls
+    # Only valid answers are cached: the rerun is answered from the cache except where the model's answer
+    # was invalid, and those it asks again (at temperature 0, getting the same answers).
+    valid = plan.cost.llm_calls - invalid_answers(plan.notes)
+    assert again.plan.cost.llm_calls == plan.cost.llm_calls
+    assert again.plan.cost.cache_hits == valid
     assert again.plan.cost.tokens == plan.cost.tokens
     assert [a.api_id for a in again.plan.apis] == [a.api_id for a in plan.apis]
-    assert again_s < first_s / 5
+    if valid == plan.cost.llm_calls:
+        assert again_s < first_s / 5
 
 
 def test_a_contractor_bids_from_its_own_knowledge(llama, catalog, embedder):
