@@ -9,8 +9,11 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
+from tender.agents.protocols import PROTOCOLS, described
+from tender.agents.request import DEFAULT_PROTOCOL
 from tender.catalog import MalformedInput, TenderError
 from tender.errors import SourceError
+from tender.evaluation.baselines import BASELINES
 from .settings import Settings
 
 
@@ -372,11 +375,8 @@ def read_requirement(requirement: str) -> str:
 
 @main.command()
 @click.argument("requirement")
-@click.option("--protocol", type=click.Choice(["manager-led", "contractor-led", "collaborative", "single-agent"]),
-              default="manager-led", show_default=True,
-              help="How the agents negotiate: the manager splits and maps (manager-led, usually best), contractors "
-                   "read the whole requirement (contractor-led), the manager splits and contractors map "
-                   "(collaborative), or one reasoner alone (single-agent, a baseline).")
+@click.option("--protocol", type=click.Choice(list(PROTOCOLS)), default=DEFAULT_PROTOCOL, show_default=True,
+              help=f"How the agents negotiate. {described(quote='')}")
 @click.option("--organisation", type=click.Choice(["api", "category", "provider"]), default="api", show_default=True,
               help="One contractor per API (or tool), per category, or per provider (an MCP server, an OpenAPI document).")
 @click.option("--max-apis", type=click.IntRange(min=1), help="At most this many APIs.")
@@ -525,8 +525,8 @@ def explain_command(settings: Settings, run_id, function, full, diagram, as_json
 
 
 @main.command("eval")
-@click.option("--protocol", "method", default="all", show_default=True,
-              help="A protocol, a baseline (baseline-popularity, baseline-embedding, baseline-knn), or all.")
+@click.option("--protocol", "method", type=click.Choice([*PROTOCOLS, *BASELINES, "all"]), default="all", show_default=True,
+              help=f"A protocol ({', '.join(PROTOCOLS)}), a baseline ({', '.join(BASELINES)}), or all of them.")
 @click.option("--sample", type=click.IntRange(min=1), default=100, show_default=True, help="Test mashups drawn.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the test sample drawn (0 is the reported one).")
 @click.option("--folds", type=click.IntRange(min=2), help="K-fold cross-validation over all mashups instead of a sample.")
@@ -571,8 +571,6 @@ def evaluate_command(settings: Settings, method, sample, seed, folds, mashups_pa
     backends = _backends(kwargs)
     if backend:
         backends["manager_backend"] = backends["contractor_backend"] = backend
-    if method != "all" and method not in METHODS:
-        raise click.BadParameter(f"{method!r}; use one of {', '.join(METHODS)} or all", param_hint="--protocol")
     if validation and (folds or mashups_path):
         raise click.UsageError("--validation draws a sample; it does not go with --folds or --mashups")
     db = db_path or settings.catalog_path

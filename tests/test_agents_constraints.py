@@ -3,7 +3,8 @@
 import pytest
 
 from tender.agents.plan import StepStatus
-from tender.agents.request import PROTOCOLS, Constraints, Request
+from tender.agents.protocols import PROTOCOLS
+from tender.agents.request import Constraints, Request
 from tender.agents.reasoners.embedded import Policy
 from tender.agents.service import Tender
 from tender.agents.tasks import BidTask
@@ -29,7 +30,7 @@ def plan(tender, text=MAP_AND_REVIEWS, protocol="manager-led", **constraints):
     return tender.recommend(Request.create(text, protocol=protocol, constraints=Constraints(**constraints))).plan
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
 def test_max_apis_caps_the_final_set(tender, protocol):
     text = "Show nearby restaurants on a Google Maps map with Yelp reviews and Flickr photos."  # three APIs named
     free = plan(tender, text, protocol=protocol)
@@ -38,21 +39,21 @@ def test_max_apis_caps_the_final_set(tender, protocol):
     assert [a.api_id for a in capped.apis] == [a.api_id for a in free.apis][:2]
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
 def test_excluded_apis_never_appear(tender, protocol):
     result = plan(tender, protocol=protocol, excluded_apis=["Google Maps", 3])
     assert not {0, 3} & {a.api_id for a in result.apis}
     assert not {0, 3} & set(result.stages.final)
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
 def test_excluded_categories_never_appear(tender, protocol):
     result = plan(tender, protocol=protocol, excluded_categories=["Mapping"])
     assert result.apis
     assert all("Mapping" not in a.categories for a in result.apis)
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
 def test_required_categories_are_covered(tender, protocol):
     result = plan(tender, protocol=protocol, required_categories=["weather"], max_apis=2)
     assert any("Weather" in a.categories for a in result.apis)

@@ -4,7 +4,8 @@ import pytest
 
 from tender.agents.context import Cancelled, RunContext
 from tender.agents.messages import transcript_adapter
-from tender.agents.request import PROTOCOLS, Request
+from tender.agents.protocols import PROTOCOLS
+from tender.agents.request import Request
 from tender.agents.service import Tender
 from tender.catalog import Catalog
 from tender.agents.tasks import BidTask
@@ -34,7 +35,7 @@ def run(tender, requirement=REQUIREMENT, **fields):
 
 
 @pytest.mark.parametrize("organisation", ["api", "category"])
-@pytest.mark.parametrize("protocol", [p for p in PROTOCOLS if p != "single-agent"])
+@pytest.mark.parametrize("protocol", [p.name for p in PROTOCOLS.values() if p.contract_net])
 def test_every_call_for_proposals_is_answered_by_each_contractor_it_reached(tender, protocol, organisation):
     result = run(tender, protocol=protocol, organisation=organisation, top_n=4)
     transcript = result.transcript
@@ -47,7 +48,7 @@ def test_every_call_for_proposals_is_answered_by_each_contractor_it_reached(tend
         assert answered == reached
 
 
-@pytest.mark.parametrize("protocol", [p for p in PROTOCOLS if p != "single-agent"])
+@pytest.mark.parametrize("protocol", [p.name for p in PROTOCOLS.values() if p.contract_net])
 def test_every_proposal_is_accepted_or_rejected_and_winners_inform(tender, protocol):
     transcript = run(tender, protocol=protocol).transcript
     decided = {(m.task_id, m.receiver, m.api_id) for m in transcript.messages if m.kind in ("accept", "reject")}
@@ -58,7 +59,7 @@ def test_every_proposal_is_accepted_or_rejected_and_winners_inform(tender, proto
     assert accepted == {m.api_id for m in transcript.of_kind("inform")}
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
 def test_plan_is_well_formed(tender, protocol):
     result = run(tender, protocol=protocol)
     plan = result.plan
@@ -92,7 +93,7 @@ def test_manager_led_finds_the_map_and_the_reviews(tender, reasoner):
 
 
 @pytest.mark.parametrize("organisation", ["api", "category"])
-@pytest.mark.parametrize("protocol", [p for p in PROTOCOLS if p != "single-agent"])
+@pytest.mark.parametrize("protocol", [p.name for p in PROTOCOLS.values() if p.contract_net])
 def test_routing_reaches_at_most_top_n_contractors_per_call(tender, protocol, organisation):
     transcript = run(tender, protocol=protocol, organisation=organisation, top_n=3).transcript
     assert transcript.routing
@@ -122,7 +123,7 @@ def test_calls_for_proposals_stay_inside_the_announced_categories(tender):
             assert set(api.categories) & set(cfp.categories)
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
 def test_the_same_input_gives_the_same_output(protocol, catalog_path, embedder):
     # The embedded reasoner, not the scripted one: its own determinism is what is tested.
     first = run(Tender(Catalog(catalog_path, embedder=embedder)), protocol=protocol)

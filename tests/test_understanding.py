@@ -8,7 +8,8 @@ from tender.agents.context import RunContext
 from tender.agents.language import language
 from tender.agents.plan import StepStatus
 from tender.agents.reasoners.embedded import EmbeddedReasoner, Policy
-from tender.agents.request import PROTOCOLS, Request
+from tender.agents.protocols import PROTOCOLS
+from tender.agents.request import Request
 from tender.agents.service import Tender
 from tender.agents.tasks import DecomposeTask, Part
 from tender.agents.text import fragments
@@ -74,7 +75,7 @@ def test_the_manager_splits_two_needs_served_by_different_apis(cold):
     assert {"Twilio", "YouTube"} <= awarded
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
 def test_a_catalogue_without_categories_or_history_works_for_every_protocol(cold, protocol):
     plan = plan_of(cold, "send SMS text messages to my customers", protocol=protocol)
     assert "Twilio" in [api.name for api in plan.apis]

@@ -7,11 +7,12 @@ reasoning steps (decompose, map, match, select):
     single-agent    one reasoner does all four, no contract net
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import numpy as np
 
-from .contractor import ContractorPool
 from .manager import Manager, Negotiation
 from .messages import MANAGER, Backtrack, CallForProposals, Propose
 from .plan import Award, PlanStep, StepStatus, confidence
@@ -126,8 +127,9 @@ def collaborative(manager: Manager, negotiation: Negotiation) -> Outcome:
     return Outcome(steps=steps, final=final, proposals=offers)
 
 
-def single_agent(manager: Manager, negotiation: Negotiation, pool: ContractorPool, shortlist: int = 40) -> Outcome:
+def single_agent(manager: Manager, negotiation: Negotiation, shortlist: int = 40) -> Outcome:
     """One reasoner over the whole catalogue: it retrieves its own shortlist, judges it and selects."""
+    pool = manager.pool
     context = negotiation.context
     request = negotiation.request
     functions = manager.decompose(request.requirement, context)
@@ -148,6 +150,47 @@ def single_agent(manager: Manager, negotiation: Negotiation, pool: ContractorPoo
     final = manager.select(negotiation, functions, proposals) if proposals else []
     steps = _steps_from(functions)
     return Outcome(steps=steps, final=final, proposals=proposals)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A way to negotiate, registered by name in PROTOCOLS: the command line's choices, the MCP tools' enum,
+    `tender eval --protocol all` and their help texts all come from the registry."""
+
+    name: str
+    summary: str  # one line: who does what (help texts and the tools' descriptions)
+    run: Callable[[Manager, Negotiation], Outcome]
+    contract_net: bool = True  # False: one reasoner does every step; nothing is announced or awarded
+
+
+PROTOCOLS: dict[str, Protocol] = {}  # by name, in the order they are shown
+
+
+def register(protocol: Protocol) -> Protocol:
+    if protocol.name in PROTOCOLS:
+        raise ValueError(f"a protocol named {protocol.name!r} is already registered")
+    PROTOCOLS[protocol.name] = protocol
+    return protocol
+
+
+def described(quote: str = "'") -> str:
+    """Every protocol with its summary, a sentence each, for a help text: "'manager-led': the manager ...."."""
+    return " ".join(f"{quote}{p.name}{quote}: {p.summary}." for p in PROTOCOLS.values())
+
+
+def protocol_type() -> Any:
+    """The registered names as a Literal, for a signature or a model whose schema must list them (an enum)."""
+    return Literal[tuple(PROTOCOLS)]
+
+
+register(Protocol("manager-led", "the manager splits the requirement into functions and maps each to categories; "
+                  "contractors only bid (the default, usually best)", manager_led))
+register(Protocol("contractor-led", "contractors read the whole requirement and decide what they can serve; the "
+                  "manager selects", contractor_led))
+register(Protocol("collaborative", "the manager splits the requirement; contractors map, bid and select "
+                  "themselves", collaborative))
+register(Protocol("single-agent", "one reasoner does every step, no negotiation (a baseline)", single_agent,
+                  contract_net=False))
 
 
 def fill_steps(outcome: Outcome, scores: dict[int, Propose], api_names: dict[int, str]) -> None:
@@ -218,7 +261,7 @@ def _announce_required(manager: Manager, negotiation: Negotiation, outcome: Outc
     negotiation.transcript.backtracking.append(Backtrack(
         function_id=step_id, round=1, reason=f"the selection has no API of the required category {category}",
         from_categories=[], to_categories=[category]))
-    if negotiation.request.protocol == "single-agent":
+    if not PROTOCOLS[negotiation.request.protocol].contract_net:
         ids = [i for i in manager.catalog.apis_in_categories([category]) if i not in negotiation.excluded_apis]
         knowledge = ContractorKnowledge(contractor="single-agent", apis=[manager.pool.api_knowledge(i) for i in ids])
         cfp = CallForProposals(sender=MANAGER, receiver=MANAGER, task_id=step_id, requirement=negotiation.request.requirement,

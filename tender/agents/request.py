@@ -6,8 +6,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from tender.catalog import TenderError
 
-Protocol = Literal["manager-led", "contractor-led", "collaborative", "single-agent"]
-PROTOCOLS: tuple[str, ...] = ("manager-led", "contractor-led", "collaborative", "single-agent")
+DEFAULT_PROTOCOL = "manager-led"
 Organisation = Literal["api", "category", "provider"]
 MAX_REQUIREMENT_CHARS = 20_000
 
@@ -26,11 +25,20 @@ class Constraints(BaseModel):
 
 class Request(BaseModel):
     requirement: str = Field(max_length=MAX_REQUIREMENT_CHARS)
-    protocol: Protocol = "manager-led"
+    protocol: str = Field(DEFAULT_PROTOCOL, description="A protocol's name, as registered in tender.agents.protocols.")
     organisation: Organisation = "api"
     routing: Literal["embedding", "broadcast"] = "embedding"
     top_n: int = Field(12, ge=1, le=1000, description="Contractors reached per call for proposals.")
     constraints: Constraints = Field(default_factory=Constraints)
+
+    @field_validator("protocol")
+    @classmethod
+    def _registered(cls, name: str) -> str:
+        from .protocols import PROTOCOLS  # the registry imports the manager, which imports this module
+
+        if name not in PROTOCOLS:
+            raise ValueError(f"{name!r} is not a protocol; use one of {', '.join(PROTOCOLS)}")
+        return name
 
     @field_validator("requirement")
     @classmethod

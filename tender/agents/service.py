@@ -76,22 +76,19 @@ class Tender:
         context = context or RunContext()
         request, excluded = self._resolve(request)
         pool, router = self._directory(request.organisation)
+        protocol = protocols.PROTOCOLS[request.protocol]
         manager = Manager(self.catalog, self.encoder, self.manager_reasoner, router, pool,
-                          self.manager_reasoner if request.protocol == "single-agent" else self.contractor_reasoner,
+                          self.contractor_reasoner if protocol.contract_net else self.manager_reasoner,
                           lexicon=self.lexicon)
         negotiation = Negotiation(request, context, excluded)
         # Every agent asks for the requirement's and its clauses' vectors: embed them once, up front.
         self.encoder.embed_requirement(request.requirement, clauses(request.requirement))
-        if request.protocol == "single-agent":
-            outcome = protocols.single_agent(manager, negotiation, pool)
-        else:
-            outcome = {"manager-led": protocols.manager_led, "contractor-led": protocols.contractor_led,
-                       "collaborative": protocols.collaborative}[request.protocol](manager, negotiation)
+        outcome = protocol.run(manager, negotiation)
         protocols.enforce_constraints(manager, negotiation, outcome)
         outcome.final, notes = prefer_active(outcome.final, outcome.proposals, self.catalog.get_api,
                                              required_categories=request.constraints.required_categories)
         context.notes.extend(notes)
-        if request.protocol != "single-agent":
+        if protocol.contract_net:
             manager.award(negotiation, outcome.proposals, outcome.final)
         context.report(1, 1, "plan ready")
         return Run(plan=self._plan(request, negotiation, outcome), transcript=self._transcript(negotiation))
@@ -134,11 +131,11 @@ class Tender:
                 "Nothing is left to recommend: every API that bid is excluded by the request.")
         context.cost.messages = len(negotiation.transcript.messages)
         context.cost.contractors_contacted = len(negotiation.contacted)
-        stages = Stages(
-            category=self.catalog.apis_in_categories(negotiation.mapped_categories) if request.protocol != "single-agent" else [],
-            bidding=list(negotiation.proposed) if request.protocol != "single-agent" else [p.api_id for p in outcome.proposals],
-            final=list(outcome.final),
-        )
+        if protocols.PROTOCOLS[request.protocol].contract_net:
+            stages = Stages(category=self.catalog.apis_in_categories(negotiation.mapped_categories),
+                            bidding=list(negotiation.proposed), final=list(outcome.final))
+        else:
+            stages = Stages(category=[], bidding=[p.api_id for p in outcome.proposals], final=list(outcome.final))
         return Plan(
             run_id=uuid.uuid4().hex, requirement=request.requirement, protocol=request.protocol,
             organisation=request.organisation, steps=outcome.steps, apis=apis, stages=stages, cost=context.cost,

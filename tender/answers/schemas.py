@@ -230,5 +230,5 @@ class ProtocolRun(BaseModel):
 class Comparison(BaseModel):
     requirement: str
     organisation: str
-    runs: list[ProtocolRun] = Field(description="One per protocol: manager-led, contractor-led, collaborative, single-agent.")
+    runs: list[ProtocolRun] = Field(description="One per protocol, in the order compare_protocols lists them.")
     common_apis: list[str] = Field(description="APIs every protocol recommended.")

@@ -10,7 +10,8 @@ import resource
 import time
 
 from tender.settings import Settings
-from tender.agents.request import PROTOCOLS, Request
+from tender.agents.protocols import PROTOCOLS
+from tender.agents.request import Request
 from tender.agents.service import Tender
 from tender.catalog import Catalog
 

@@ -11,7 +11,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 from tender.agents.context import RunContext
-from tender.agents.request import PROTOCOLS, InvalidRequest, Request
+from tender.agents.protocols import PROTOCOLS
+from tender.agents.request import InvalidRequest, Request
 from tender.agents.service import Tender
 from tender.agents.text import mask_names
 from tender.catalog import Catalog, Mashup, TenderError, read_jsonl
@@ -161,7 +162,7 @@ def _observe(method, query, mashup, tender, baseline, config) -> Observation:
         return Observation(stages={s: [] for s in STAGES}, ranked=[], truth=truth, latency_ms=0.0, error=str(error))
     bids = sorted(plan.stages.bidding, key=lambda a: -_bid_score(plan, a))
     ranked = list(dict.fromkeys([*plan.stages.final, *bids]))
-    stages = {"final": plan.stages.final} if method == "single-agent" else plan.stages.model_dump()
+    stages = plan.stages.model_dump() if PROTOCOLS[method].contract_net else {"final": plan.stages.final}
     return Observation(stages=stages, ranked=ranked, truth=truth, latency_ms=plan.latency_ms,
                        tokens=(plan.cost.tokens.input, plan.cost.tokens.output),
                        contractors=plan.cost.contractors_contacted, messages=plan.cost.messages,

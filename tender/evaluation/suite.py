@@ -186,7 +186,7 @@ def markdown(results: dict[str, dict], history: bool) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tender.agents.request import PROTOCOLS
+    from tender.agents.protocols import PROTOCOLS
 
     parser = argparse.ArgumentParser(prog="python -m tender.evaluation.suite", description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", type=Path, required=True, help="catalogue built by `tender catalog build`")

@@ -10,7 +10,8 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import Completion, PromptReference, ResourceTemplateReference
 from pydantic import Field
 
-from tender.agents.request import PROTOCOLS
+from tender.agents.protocols import PROTOCOLS
+from tender.agents.request import DEFAULT_PROTOCOL
 
 from tender.catalog import ApiNotFound, TenderError
 from tender.agents.messages import transcript_adapter
@@ -61,15 +62,16 @@ def register(server, shared: SharedApp) -> None:
             "The app to build, in plain words: what it does for its users, e.g. 'a map of bike shops with their "
             "opening hours'."))],
         protocol: Annotated[str, Field(description=(
-            "How the agents negotiate: manager-led (default), contractor-led, collaborative or single-agent."))] = "manager-led",
+            f"How the agents negotiate: {', '.join(PROTOCOLS)} (default {DEFAULT_PROTOCOL})."))] = DEFAULT_PROTOCOL,
         category: Annotated[str, Field(description=(
             "An API category the app must use, e.g. 'Mapping' (optional; completions list the catalogue's names)."))] = "",
     ) -> str:
         """Guide the assistant through recommending the APIs for an app and explaining the choice."""
-        if protocol.strip() not in PROTOCOLS:
+        name = protocol.strip() or DEFAULT_PROTOCOL
+        if name not in PROTOCOLS:
             raise ValueError(f"protocol {protocol!r} is not one of {', '.join(PROTOCOLS)}")
         extra = f', required_categories ["{category.strip()}"]' if category.strip() else ""
-        return COMPOSE_SERVICE.format(requirement=requirement.strip(), protocol=protocol.strip() or "manager-led",
+        return COMPOSE_SERVICE.format(requirement=requirement.strip(), protocol=name,
                                       extra=extra)
 
     @server.completion()

@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -19,7 +19,8 @@ from pydantic import Field
 
 from tender.agents.context import RunContext
 from tender.agents.plan import Plan, Run
-from tender.agents.request import PROTOCOLS, Organisation, Protocol, Request
+from tender.agents.protocols import PROTOCOLS, described, protocol_type
+from tender.agents.request import DEFAULT_PROTOCOL, Organisation, Request
 from tender.catalog import ApiNotFound, Catalog, TenderError
 
 from .context import AppContext
@@ -35,6 +36,10 @@ T = TypeVar("T")
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 Backend = Literal["offline", "llm"]
+if TYPE_CHECKING:
+    ProtocolName = str
+else:
+    ProtocolName = protocol_type()  # the registered protocols, as the schema's enum
 
 Requirement = Annotated[str, Field(description=(
     "The app or composite service to build, in plain words: what it does for its users, e.g. "
@@ -109,7 +114,9 @@ TITLES = {
 
 def register(server) -> None:
     for tool in (recommend_apis, explain_bids, compare_protocols, search_apis, get_api, list_categories):
-        server.add_tool(tool, title=TITLES[tool.__name__], annotations=READ_ONLY)
+        # compare_protocols names the registered protocols where its docstring says {protocols}
+        description = (tool.__doc__ or "").replace("{protocols}", ", ".join(PROTOCOLS)) if tool.__doc__ else None
+        server.add_tool(tool, title=TITLES[tool.__name__], description=description, annotations=READ_ONLY)
 
 
 def result_of(model) -> CallToolResult:
@@ -123,11 +130,7 @@ def result_of(model) -> CallToolResult:
 async def recommend_apis(
     ctx: Context,
     requirement: Requirement,
-    protocol: Annotated[Protocol, Field(description=(
-        "How the agents negotiate. 'manager-led' (default, usually best): the manager splits the requirement "
-        "into functions and maps each to categories; contractors only bid. 'contractor-led': contractors "
-        "read the whole requirement and decide what they can serve. 'collaborative': the manager splits, "
-        "contractors map and bid. 'single-agent': one reasoner, no negotiation (a baseline)."))] = "manager-led",
+    protocol: Annotated[ProtocolName, Field(description=f"How the agents negotiate. {described()}")] = DEFAULT_PROTOCOL,
     organisation: Annotated[Organisation, Field(description=(
         "Who the contractors are: 'api' (one agent per API, default) or 'category' (one per category, "
         "offering that category's APIs)."))] = "api",
@@ -219,10 +222,10 @@ async def compare_protocols(
     organisation: Annotated[Organisation, Field(description="'api' (one agent per API, default) or 'category'.")] = "api",
     max_apis: Annotated[int | None, Field(ge=1, le=50, description="At most this many APIs per plan (1 to 50); omit for no limit.")] = None,
 ) -> Comparison:
-    """Run the same requirement under all four protocols (manager-led, contractor-led, collaborative,
-    single-agent) and set the results side by side: each protocol's APIs, latency, messages, contractors
-    contacted and LLM cost, with a run_id per protocol for explain_bids. Use it to see how much the choice
-    of protocol matters for a requirement; for a single recommendation use recommend_apis."""
+    """Run the same requirement under every protocol ({protocols}) and set the results side by side:
+    each protocol's APIs, latency, messages, contractors contacted and LLM cost, with a run_id per protocol
+    for explain_bids. Use it to see how much the choice of protocol matters for a requirement; for a single
+    recommendation use recommend_apis."""
     app = app_of(ctx)
     with fixable():
         app.require_catalog()
