@@ -7,7 +7,7 @@ reasoning steps (decompose, map, match, select):
     single-agent    one reasoner does all four, no contract net
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -34,6 +34,20 @@ def _steps_from(functions: list[FunctionSpec]) -> list[PlanStep]:
     return [PlanStep(id=f.id, function=f.description, depends_on=f.depends_on) for f in functions]
 
 
+def _decompose(manager: Manager, negotiation: Negotiation) -> tuple[list[FunctionSpec], list[PlanStep]]:
+    """The manager's decomposition of the requirement: the functions, and a plan step for each."""
+    functions = manager.decompose(negotiation.request.requirement, negotiation.context)
+    return functions, _steps_from(functions)
+
+
+def _one_by_one(negotiation: Negotiation, functions: list[FunctionSpec],
+                steps: list[PlanStep]) -> Iterator[tuple[FunctionSpec, PlanStep]]:
+    """Each function with its step, in order, reporting it as announced (the selection is the last share)."""
+    for index, (function, step) in enumerate(zip(functions, steps)):
+        negotiation.context.report(index, len(functions) + 1, f"announcing {function.id}: {function.name}")
+        yield function, step
+
+
 def _admissible(manager: Manager, negotiation: Negotiation, proposals: list[Propose]) -> list[Propose]:
     kept = []
     for p in proposals:
@@ -44,12 +58,9 @@ def _admissible(manager: Manager, negotiation: Negotiation, proposals: list[Prop
 
 
 def manager_led(manager: Manager, negotiation: Negotiation) -> Outcome:
-    context = negotiation.context
-    functions = manager.decompose(negotiation.request.requirement, context)
-    steps = _steps_from(functions)
+    functions, steps = _decompose(manager, negotiation)
     proposals: list[Propose] = []
-    for index, (function, step) in enumerate(zip(functions, steps)):
-        context.report(index, len(functions) + 1, f"announcing {function.id}: {function.name}")
+    for function, step in _one_by_one(negotiation, functions, steps):
         tried: set[str] = set()
         # Without categories (a catalogue of MCP tools or OpenAPI operations has none) the first call goes to
         # whoever routing finds closest; so does it when no category fits.
@@ -72,7 +83,7 @@ def manager_led(manager: Manager, negotiation: Negotiation) -> Outcome:
         if not any(p.function_id == function.id for p in proposals):
             step.status = StepStatus.failed
             manager.fail(negotiation, f"{function.id}", f"no contractor could realise {function.id} in {step.rounds} round(s)")
-    context.report(len(functions), len(functions) + 1, "selecting the API set")
+    negotiation.context.report(len(functions), len(functions) + 1, "selecting the API set")
     final = manager.select(negotiation, functions, proposals) if proposals else []
     return Outcome(steps=steps, final=final, proposals=proposals)
 
@@ -102,12 +113,9 @@ def contractor_led(manager: Manager, negotiation: Negotiation) -> Outcome:
 
 
 def collaborative(manager: Manager, negotiation: Negotiation) -> Outcome:
-    context = negotiation.context
-    functions = manager.decompose(negotiation.request.requirement, context)
-    steps = _steps_from(functions)
+    functions, steps = _decompose(manager, negotiation)
     offers: list[Propose] = []
-    for index, (function, step) in enumerate(zip(functions, steps)):
-        context.report(index, len(functions) + 1, f"announcing {function.id}: {function.name}")
+    for function, step in _one_by_one(negotiation, functions, steps):
         step.status, step.rounds = StepStatus.announced, 1
         got = _admissible(manager, negotiation, manager.announce(
             negotiation, function=function, categories=[], steps=["map", "match", "select"]))
@@ -129,27 +137,33 @@ def collaborative(manager: Manager, negotiation: Negotiation) -> Outcome:
 
 def single_agent(manager: Manager, negotiation: Negotiation, shortlist: int = 40) -> Outcome:
     """One reasoner over the whole catalogue: it retrieves its own shortlist, judges it and selects."""
-    pool = manager.pool
-    context = negotiation.context
     request = negotiation.request
-    functions = manager.decompose(request.requirement, context)
+    functions, steps = _decompose(manager, negotiation)
     scores = manager.router.profile_scores(manager.encoder.one(request.requirement))
     named = manager.router.named(request.requirement)
     order = np.argsort(-scores, kind="stable")[:shortlist]
     ids = list(dict.fromkeys([*sorted(named), *(int(manager.router.api_ids[r]) for r in order)]))
     ids = [i for i in ids if i not in negotiation.excluded_apis
            and not negotiation.excluded_categories.intersection(manager.catalog.get_api(i).categories)]
-    knowledge = ContractorKnowledge(contractor="single-agent", apis=[pool.api_knowledge(i) for i in ids])
-    cfp = CallForProposals(sender=MANAGER, receiver=MANAGER, task_id="t1", requirement=request.requirement,
-                           steps=["decompose", "map", "match"], **manager.neighbourhoods(request.requirement))
-    decision = manager.reasoner.run(BidTask(cfp=cfp, knowledge=knowledge), context)
-    names = {k.api_id: k for k in knowledge.apis}
-    proposals = [Propose(sender=MANAGER, receiver=MANAGER, task_id="t1", api_id=d.api_id, api_name=names[d.api_id].name,
-                         score=d.score, rationale=d.rationale, evidence=d.evidence, category=d.category,
-                         function_id=functions[0].id) for d in decision.proposals if d.api_id in names]
+    proposals = _judged_alone(manager, negotiation, ids, task_id="t1", function_id=functions[0].id,
+                              steps=["decompose", "map", "match"])
     final = manager.select(negotiation, functions, proposals) if proposals else []
-    steps = _steps_from(functions)
     return Outcome(steps=steps, final=final, proposals=proposals)
+
+
+def _judged_alone(manager: Manager, negotiation: Negotiation, ids: list[int], task_id: str, function_id: str,
+                  category: str | None = None, **cfp_fields) -> list[Propose]:
+    """The single agent judges these APIs itself, in one bid task, and its bids become the proposals (of
+    this category, or of the category it names)."""
+    requirement = negotiation.request.requirement
+    knowledge = ContractorKnowledge(contractor="single-agent", apis=[manager.pool.api_knowledge(i) for i in ids])
+    cfp = CallForProposals(sender=MANAGER, receiver=MANAGER, task_id=task_id, requirement=requirement,
+                           **manager.neighbourhoods(requirement), **cfp_fields)
+    decision = manager.reasoner.run(BidTask(cfp=cfp, knowledge=knowledge), negotiation.context)
+    names = {k.api_id: k.name for k in knowledge.apis}
+    return [Propose(sender=MANAGER, receiver=MANAGER, task_id=task_id, api_id=d.api_id, api_name=names[d.api_id],
+                    score=d.score, rationale=d.rationale, evidence=d.evidence, function_id=function_id,
+                    category=category or d.category) for d in decision.proposals if d.api_id in names]
 
 
 @dataclass(frozen=True)
@@ -263,15 +277,8 @@ def _announce_required(manager: Manager, negotiation: Negotiation, outcome: Outc
         from_categories=[], to_categories=[category]))
     if not PROTOCOLS[negotiation.request.protocol].contract_net:
         ids = [i for i in manager.catalog.apis_in_categories([category]) if i not in negotiation.excluded_apis]
-        knowledge = ContractorKnowledge(contractor="single-agent", apis=[manager.pool.api_knowledge(i) for i in ids])
-        cfp = CallForProposals(sender=MANAGER, receiver=MANAGER, task_id=step_id, requirement=negotiation.request.requirement,
-                               categories=[category], **manager.neighbourhoods(negotiation.request.requirement),
-                               reserve=0.0)
-        decision = manager.reasoner.run(BidTask(cfp=cfp, knowledge=knowledge), negotiation.context)
-        names = {k.api_id: k.name for k in knowledge.apis}
-        offers = [Propose(sender=MANAGER, receiver=MANAGER, task_id=step_id, api_id=d.api_id, api_name=names[d.api_id],
-                          score=d.score, rationale=d.rationale, evidence=d.evidence, function_id=step_id, category=category)
-                  for d in decision.proposals if d.api_id in names]
+        offers = _judged_alone(manager, negotiation, ids, task_id=step_id, function_id=step_id, category=category,
+                               categories=[category], reserve=0.0)
     else:
         # The category is required: any bid will do, so the manager sets no bar.
         offers = manager.announce(negotiation, function=function, categories=[category], steps=["match"], reserve=0.0)
