@@ -15,11 +15,8 @@ without history (NoHistory) and says so."""
 import datetime
 import json
 import logging
-import os
 import sqlite3
 import threading
-import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import sqlite_utils
@@ -28,8 +25,8 @@ from sqlite_utils.migrations import Migrations
 from tender.agents.messages import transcript_adapter
 from tender.agents.plan import Plan, Run
 from tender.catalog import TenderError
+from tender.catalog.database import connect_shared, file_identity, write_transaction
 
-BUSY_TIMEOUT_MS = 30_000
 log = logging.getLogger(__name__)
 
 migrations = Migrations("tender.runs")
@@ -62,19 +59,6 @@ def migrate(db: sqlite_utils.Database) -> None:
         migrations.apply(db)
 
 
-@contextmanager
-def write_transaction(db: sqlite_utils.Database):
-    """BEGIN IMMEDIATE takes SQLite's write lock up front: a second writer waits for it (busy timeout)
-    instead of failing when it upgrades a read to a write. Commits on success, rolls back otherwise."""
-    db.execute("begin immediate")
-    try:
-        yield db
-    except BaseException:
-        db.rollback()
-        raise
-    db.commit()
-
-
 class UnknownRun(TenderError):
     def __init__(self, run_id: str):
         super().__init__(
@@ -104,28 +88,6 @@ def _reason(error: Exception) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
 
-def _identity(path: Path) -> tuple[int, int] | None:
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    return stat.st_dev, stat.st_ino
-
-
-def _enable_wal(conn: sqlite3.Connection) -> None:
-    """Switching to WAL takes an exclusive lock and does not wait on the busy timeout, so processes that
-    open a new runs.db at the same moment retry here, within the same time limit."""
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-    while True:
-        try:
-            conn.execute("pragma journal_mode = wal")
-            return
-        except sqlite3.OperationalError as error:
-            if "locked" not in str(error) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
-
-
 class RunStore:
     """Read-write store of runs. Safe to share between threads; writes from several processes queue
     on SQLite's lock. Raises UnknownRun for an id it does not hold, RunNotStored for a run it cannot
@@ -141,21 +103,16 @@ class RunStore:
 
     def _open(self) -> None:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
-            conn.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
-            _enable_wal(conn)
-            conn.execute("pragma synchronous = normal")
-            self.db = sqlite_utils.Database(conn)
+            self.db = sqlite_utils.Database(connect_shared(self.path))
             migrate(self.db)
         except (sqlite3.Error, OSError) as error:
             raise RunsUnavailable(self.path, error) from error
-        self._identity = _identity(self.path)
+        self._identity = file_identity(self.path)
 
     def _check_file(self) -> None:
         """Open the file anew if it is no longer the one open (deleted, or replaced): runs written into a
         deleted file would be lost at the next restart. Called with the lock held."""
-        if _identity(self.path) == self._identity:
+        if file_identity(self.path) == self._identity:
             return
         log.warning("The runs database %s was deleted or replaced while open; opening it anew.", self.path)
         self.db.close()

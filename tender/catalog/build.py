@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 from ..errors import CatalogError
 from ..errors import SourceError
+from .database import connect_read_only
 from .embeddings import Embedder, text_hash
 from .encoders import EncoderId, recorded_encoder
 from .graph import co_usage_counts, jaccard
@@ -74,7 +75,7 @@ def build_lock(db_path: Path) -> Iterator[None]:
 def check_complete(path: Path, meta: dict) -> None:
     """Raise IncompleteBuild unless the file at `path` holds what `meta` says was written."""
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db = connect_read_only(path)
         try:
             apis = db.execute("select count(*) from apis").fetchone()[0]
             vectors = db.execute("select count(*) from embeddings where kind = 'api'").fetchone()[0]
@@ -93,7 +94,7 @@ def _cached_vectors(db_path: Path, encoder: EncoderId) -> dict[tuple[str, str], 
     if not db_path.is_file():
         return {}
     try:
-        old = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+        old = connect_read_only(db_path)
         meta = dict(old.execute("select key, value from meta").fetchall())
         rows = old.execute("select kind, text_hash, vector from embeddings where model = ?", (encoder.name,)).fetchall()
         old.close()

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import sqlite_utils
 
+from .database import connect_read_only
 from .embeddings import Embedder
 from .encoders import EncoderId, check_encoder, recorded_encoder
 from .graph import co_usage_counts, jaccard
@@ -48,8 +49,7 @@ class Catalog:
         if not self.path.is_file():
             raise CatalogMissing(self.path)
         try:
-            conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
-            self.db = sqlite_utils.Database(conn)
+            self.db = sqlite_utils.Database(connect_read_only(self.path, check_same_thread=False))
             self.meta = {row["key"]: row["value"] for row in self.db["meta"].rows}
         except sqlite3.DatabaseError as error:
             raise CatalogError(f"{self.path} is not a Tender catalogue ({error}). Rebuild it with `tender catalog build`.") from None

@@ -26,6 +26,7 @@ from pathlib import Path
 import anyio
 from mcp import Client
 
+from tender.catalog.database import connect_read_only
 from tender.settings import Settings
 
 TENDER = str(Path(sys.executable).with_name("tender"))
@@ -33,7 +34,7 @@ TENDER = str(Path(sys.executable).with_name("tender"))
 
 def requirements(catalog: Path, count: int, seed: int) -> list[str]:
     """Mashup descriptions from the catalogue: what real users asked of real APIs."""
-    db = sqlite3.connect(f"file:{catalog}?mode=ro", uri=True)
+    db = connect_read_only(catalog)
     rows = [r[0] for r in db.execute("select description from mashups where length(description) > 40 order by id")]
     db.close()
     return random.Random(seed).sample(rows, min(count, len(rows)))

@@ -7,13 +7,14 @@ invalid one would otherwise be replayed for ever instead of asking again. Turn i
 
 import hashlib
 import json
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import sqlite_utils
+
+from tender.catalog.database import connect_shared
 
 
 @dataclass(frozen=True)
@@ -30,9 +31,7 @@ class ResponseCache:
     def __init__(self, path: Path | str):
         self.path = Path(path)
         self._lock = threading.Lock()
-        connection = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
-        self._db = sqlite_utils.Database(connection)
-        self._db.enable_wal()
+        self._db = sqlite_utils.Database(connect_shared(self.path))
         self._db["responses"].create(
             {"key": str, "model": str, "request": str, "content": str, "prompt_tokens": int,
              "completion_tokens": int, "finish_reason": str, "created_at": float},
