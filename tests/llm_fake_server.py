@@ -7,6 +7,9 @@ from a script, and a scripted fallback reasoner that records what it was asked.
         ...
         server.requests  # the JSON bodies received, in order
 
+A test module gets the `server` and `fallback` fixtures by importing them, and an LLM reasoner on them
+with short timeouts from `llm_reasoner(server, fallback, ...)`.
+
 Replies are used in order, one per HTTP request; when none is queued, `respond(body)` (if given)
 makes one from the request. With `rejects_json_schema`, a request for
 response_format json_schema is answered HTTP 500 without using a reply, as llama.cpp's server does.
@@ -20,9 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import pytest
 from pydantic import BaseModel
 
 from tender.agents.reasoners.base import Reasoner
+from tender.agents.reasoners.llm import LLMReasoner
 from tender.agents.tasks import (BidDecision, BidTask, CategoryMapping, DecomposeTask, Decomposition, FunctionSpec,
                           MapCategoriesTask, Selection, SelectTask)
 
@@ -226,3 +231,22 @@ class ScriptedFallback(Reasoner):
         context.check()
         self.asked.append(task)
         return self.outputs[type(task)]
+
+
+@pytest.fixture
+def server():
+    """A fake endpoint for one test."""
+    with FakeLLMServer() as fake:
+        yield fake
+
+
+@pytest.fixture
+def fallback():
+    return ScriptedFallback()
+
+
+def llm_reasoner(server: FakeLLMServer, fallback: Reasoner | None = None, **options) -> LLMReasoner:
+    """An LLM reasoner on the fake endpoint: model 'fake-model', a one-second timeout and no retries unless
+    `options` say otherwise; a ScriptedFallback unless one is given."""
+    settings = {"model": "fake-model", "timeout_s": 1.0, "max_retries": 0, **options}
+    return LLMReasoner(base_url=server.url, fallback=fallback or ScriptedFallback(), **settings)

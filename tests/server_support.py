@@ -1,7 +1,13 @@
 """Shared by the server tests: settings on the fixture catalogue, and the structured result of a call."""
 
 import os
+import socket
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -24,6 +30,47 @@ def server_env(catalog_path, tmp_path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TENDER_")}
     return env | {"TENDER_CATALOG": str(catalog_path), "TENDER_RUNS": str(tmp_path / "runs.db"),
                   "TENDER_EMBEDDING_MODEL": "hashing"}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@dataclass
+class HttpServer:
+    port: int
+    process: subprocess.Popen
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+
+@contextmanager
+def http_server(env: dict, log: Path, *args: str) -> Iterator[HttpServer]:
+    """`tender serve --transport http` on a free port, once it accepts connections (its stderr in `log`);
+    stopped afterwards, having written nothing to stdout."""
+    port = free_port()
+    with log.open("w") as stderr:
+        process = subprocess.Popen([TENDER, "serve", "--transport", "http", "--port", str(port), *args],
+                                   env=env, stdout=subprocess.PIPE, stderr=stderr)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"tender serve did not start:\n{log.read_text()}") from None
+                time.sleep(0.2)
+        yield HttpServer(port, process)
+    finally:
+        process.terminate()
+        stdout, _ = process.communicate(timeout=20)
+    assert stdout == b"", "the HTTP server wrote to stdout"
 
 
 def error_text(result) -> str:

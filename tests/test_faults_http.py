@@ -6,36 +6,13 @@ import os
 import socket
 import subprocess
 import time
-from contextlib import contextmanager
 
 from mcp import Client
 
 from tender.server.limits import RepeatFilter
-from tests.server_support import TENDER, server_env  # noqa: F401 (fixture)
-from tests.test_server_transports import free_port
+from tests.server_support import TENDER, free_port, http_server, server_env  # noqa: F401 (fixture)
 
 IDLE = 100  # connections held open by the test; far fewer than the probe's 20,000, same mechanism
-
-
-@contextmanager
-def bounded_server(env, log, *args):
-    port = free_port()
-    with log.open("w") as stderr:
-        process = subprocess.Popen([TENDER, "serve", "--transport", "http", "--port", str(port), *args],
-                                   env=env, stdout=subprocess.DEVNULL, stderr=stderr)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert process.poll() is None and time.monotonic() < deadline, log.read_text()
-                time.sleep(0.2)
-        yield port, process
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
 
 
 def open_sockets(pid: int) -> int:
@@ -54,7 +31,8 @@ def closed_by_server(sock: socket.socket, within_s: float) -> bool:
 
 
 async def test_idle_connections_are_bounded_and_a_normal_client_is_served_meanwhile(server_env, tmp_path):
-    with bounded_server(server_env, tmp_path / "http.log", "--max-connections", "20", "--idle-timeout", "3") as (port, process):
+    with http_server(server_env, tmp_path / "http.log", "--max-connections", "20", "--idle-timeout", "3") as server:
+        port, process = server.port, server.process
         idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(IDLE)]
         time.sleep(0.5)  # let the server accept them
         try:
@@ -69,7 +47,8 @@ async def test_idle_connections_are_bounded_and_a_normal_client_is_served_meanwh
 
 
 def test_headers_sent_a_byte_at_a_time_do_not_hold_a_connection(server_env, tmp_path):
-    with bounded_server(server_env, tmp_path / "http.log", "--idle-timeout", "2") as (port, _):
+    with http_server(server_env, tmp_path / "http.log", "--idle-timeout", "2") as server:
+        port = server.port
         sock = socket.create_connection(("127.0.0.1", port))
         started = time.monotonic()
         closed = False

@@ -11,26 +11,16 @@ from tender.agents.reasoners.llm import LLMReasoner
 from tender.agents.request import Request
 from tender.agents.service import Tender
 from tender.agents.tasks import DecomposeTask
-from tests.llm_fake_server import Answer, Body, FakeLLMServer, Hang, ScriptedFallback, Trickle
+from tests.llm_fake_server import Answer, Body, FakeLLMServer, Hang, Trickle, llm_reasoner
+from tests.llm_fake_server import fallback, server  # noqa: F401 (fixtures)
 
 DECOMPOSITION = {"functions": [{"id": "f1", "name": "map", "description": "show restaurants on a map"}]}
 TASK = DecomposeTask(requirement="A map of nearby restaurants")
 REQUIREMENT = "A site that shows nearby restaurants on a map with their reviews"
 
 
-@pytest.fixture
-def server():
-    with FakeLLMServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def fallback():
-    return ScriptedFallback()
-
-
 def reasoner(server, fallback, **options) -> LLMReasoner:
-    return LLMReasoner(base_url=server.url, model="fake", fallback=fallback, **{"timeout_s": 2, "max_retries": 0, **options})
+    return llm_reasoner(server, fallback, **{"timeout_s": 2, **options})
 
 
 @pytest.mark.parametrize("body", [

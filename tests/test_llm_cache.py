@@ -1,27 +1,20 @@
 """The response cache: an identical request is answered from SQLite, without HTTP, and still counted."""
 
-import pytest
 
 from tender.agents.context import RunContext
 from tender.agents.reasoners.cache import Completion, ResponseCache
 from tender.agents.reasoners.factory import LLMSettings, build_llm_reasoner
 from tender.agents.reasoners.llm import LLMReasoner
 from tender.agents.tasks import DecomposeTask, Decomposition
-from tests.llm_fake_server import Answer, FakeLLMServer, ScriptedFallback
+from tests.llm_fake_server import Answer, ScriptedFallback, llm_reasoner
+from tests.llm_fake_server import server  # noqa: F401 (fixture)
 
 DECOMPOSITION = {"functions": [{"id": "f1", "name": "map", "description": "show restaurants on a map"}]}
 TASK = DecomposeTask(requirement="A map of nearby restaurants")
 
 
-@pytest.fixture
-def server():
-    with FakeLLMServer() as fake:
-        yield fake
-
-
 def reasoner(server, cache, model="fake-model") -> LLMReasoner:
-    return LLMReasoner(base_url=server.url, model=model, fallback=ScriptedFallback(), cache=cache,
-                       timeout_s=1, max_retries=0)
+    return llm_reasoner(server, cache=cache, model=model)
 
 
 def test_a_second_identical_call_makes_no_http_request(server, tmp_path):

