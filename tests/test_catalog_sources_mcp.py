@@ -143,6 +143,20 @@ def test_a_bad_listing_is_named_exit_2(tmp_path, previous, content, says):
     assert (tmp_path / "tools.db").read_bytes() == previous
 
 
+@pytest.mark.parametrize("option", ["--mcp-listing", "--mcp-config"])
+@pytest.mark.parametrize("make,says", [
+    (lambda path: path.write_bytes(b'\xff\xfe{"servers": []}'), "is not UTF-8 text"),
+    (lambda path: path.mkdir(), "is a folder, not a file"),
+    (lambda path: None, "no such file"),
+], ids=["not-utf8", "folder", "missing"])
+def test_an_unreadable_listing_or_configuration_is_named_exit_2(tmp_path, previous, option, make, says):
+    source = tmp_path / "source.json"
+    make(source)
+    result = build(tmp_path, option, str(source))
+    assert result.exit_code == 2 and f"{source}: {says}" in result.output
+    assert (tmp_path / "tools.db").read_bytes() == previous
+
+
 def test_list_servers_reports_each_failure_separately_with_skip_failed():
     listings, failed = list_servers([paged_server(), Server(name="ghost", command="/no/such/server")], timeout=30, skip_failed=True)
     assert [x.name for x in listings] == ["shop"] and [s.name for s, _ in failed] == ["ghost"]

@@ -1,8 +1,25 @@
 """What every source hands to the build: its items, and a description of itself for `tender catalog info`."""
 
+from pathlib import Path
+
 from pydantic import BaseModel, Field
 
+from ...errors import SourceError
 from ..records import Api, Mashup
+
+
+def read_text(path: Path) -> str:
+    """A source file's text; SourceError, naming the file, when it is missing, unreadable or not UTF-8."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SourceError(path, "no such file") from None
+    except IsADirectoryError:
+        raise SourceError(path, "is a folder, not a file") from None
+    except UnicodeDecodeError:
+        raise SourceError(path, "is not UTF-8 text") from None
+    except OSError as error:
+        raise SourceError(path, (error.strerror or str(error)).lower()) from None
 
 
 class SourceInfo(BaseModel):

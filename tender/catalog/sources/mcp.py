@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ...errors import SourceError
 from ..records import Api
-from .base import Loaded, SourceInfo
+from .base import Loaded, SourceInfo, read_text
 from .jsonl import file_hash
 
 MAX_PAGES = 1000  # a server whose cursors never end is broken, not large
@@ -90,10 +90,8 @@ def servers_from_config(path: Path) -> list[Server]:
     """The servers of a Claude Desktop, Cursor (`mcpServers`) or VS Code (`servers`) configuration file."""
     path = Path(path)
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SourceError(path, "no such file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        config = json.loads(read_text(path))
+    except json.JSONDecodeError as error:
         raise SourceError(path, f"is not valid JSON ({error})") from None
     entries = config.get("mcpServers", config.get("servers")) if isinstance(config, dict) else None
     if not isinstance(entries, dict):
@@ -228,9 +226,7 @@ def list_servers(servers: list[Server], *, timeout: float = 30.0, skip_failed: b
 def read_listing(path: Path) -> list[ServerListing]:
     path = Path(path)
     try:
-        listing = Listing.model_validate_json(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SourceError(path, "no such file") from None
+        listing = Listing.model_validate_json(read_text(path))
     except ValidationError as error:
         first = error.errors()[0]
         raise SourceError(path, f"is not a listing ({'.'.join(map(str, first['loc']))}: {first['msg']}); "

@@ -8,7 +8,7 @@ import yaml
 
 from ...errors import SourceError
 from ..records import Api
-from .base import Loaded, SourceInfo
+from .base import Loaded, SourceInfo, read_text
 from .jsonl import file_hash
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -43,13 +43,11 @@ def load_openapi(path: Path) -> Loaded:
 def parse(document: Path) -> dict:
     try:
         # libyaml's loader when present: ten times faster on the larger documents.
-        spec = yaml.load(document.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        spec = yaml.load(read_text(document), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as error:
         where = getattr(error, "problem_mark", None)
         line = f" at line {where.line + 1}" if where else ""
         raise SourceError(document, f"does not parse as YAML or JSON{line} ({getattr(error, 'problem', None) or error})") from None
-    except UnicodeDecodeError:
-        raise SourceError(document, "is not UTF-8 text") from None
     if not isinstance(spec, dict):
         raise SourceError(document, "is not an OpenAPI document (its top level is not a mapping)")
     version = str(spec.get("openapi") or spec.get("swagger") or "")
