@@ -1,7 +1,6 @@
 """Whole runs with an LLM role: the plan is valid whatever the endpoint does, and says what happened."""
 
 import html
-import json
 import re
 import time
 
@@ -17,27 +16,30 @@ from tests.llm_fake_server import Answer, FakeLLMServer, Hang
 REQUIREMENT = "A site that shows nearby restaurants on a map with their reviews"
 
 
-def element(body: dict, tag: str) -> list[dict]:
-    """The JSON lines of one data element of the request's prompt."""
+def element(body: dict, tag: str) -> list[str]:
+    """The lines of one data element of the request's prompt."""
     user = body["messages"][1]["content"]
     inside = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", user, re.S).group(1)
-    return [json.loads(html.unescape(line)) for line in inside.splitlines() if line.strip()]
+    return [html.unescape(line) for line in inside.splitlines() if line.strip()]
 
 
 def a_sensible_manager(body: dict) -> Answer:
-    """Answers as a competent manager model would, from what the prompt offers."""
+    """Answers as a competent manager model would, from what the prompt offers (best first)."""
     format_ = body["response_format"]
-    title = (format_.get("schema") or format_["json_schema"]["schema"])["title"]
-    if title == "Decomposition":
+    schema = format_.get("schema") or format_["json_schema"]["schema"]
+    fields = schema["properties"]
+    if "functions" in fields:
         return Answer({"functions": [
             {"id": "f1", "name": "restaurant reviews", "description": "nearby restaurants with their reviews"},
             {"id": "f2", "name": "map", "description": "shows them on a map", "depends_on": ["f1"]}]})
-    if title == "CategoryMapping":
-        return Answer({"categories": [element(body, "candidate_categories")[0]["name"]], "rationale": "closest"})
-    if title == "Selection":
-        proposals = sorted(element(body, "proposals"), key=lambda p: -p["score"])
-        return Answer({"api_ids": list(dict.fromkeys(p["api_id"] for p in proposals))[:2], "rationale": "best bids"})
-    raise AssertionError(f"the manager was not expected to be asked for {title}")
+    if "categories" in fields:
+        return Answer({"categories": [element(body, "candidate_categories")[0].split(" (")[0]]})
+    if "api_ids" in fields:
+        proposed = [int(re.search(r"api_id (\d+)", line).group(1)) for line in element(body, "proposals")]
+        return Answer({"api_ids": list(dict.fromkeys(proposed))[:2]})
+    if all(re.fullmatch(r"f\d+", key) for key in fields):  # every function mapped in one call
+        return Answer({key: [field["items"]["enum"][0]] for key, field in fields.items()})
+    raise AssertionError(f"the manager was not expected to be asked for {sorted(fields)}")
 
 
 def tender(catalog, embedder, server, *, manager=False, contractors=False, **options) -> Tender:
@@ -56,10 +58,13 @@ def test_an_llm_manager_with_offline_contractors(catalog, embedder):
     assert plan.apis and {a.name for a in plan.apis} <= {"Yelp", "Zomato", "Google Maps", "Bing Maps", "OpenStreetMap"}
     assert plan.cost.fallbacks == 0 and plan.notes == []
     asked = [r["response_format"]["json_schema"]["name"] for r in server.requests]
-    assert asked[0] == "Decomposition" and asked[-1] == "Selection" and "CategoryMapping" in asked
+    # Both functions mapped in one call; backtracking maps one function again.
+    assert asked[:2] == ["Decomposition", "MappingBatch"] and asked[-1] == "Selection"
+    assert set(asked[2:-1]) <= {"CategoryMapping"}
     assert plan.cost.llm_calls == len(server.requests)
     assert plan.cost.tokens_by_role["manager"].input == 100 * len(server.requests)
     assert "contractor" not in plan.cost.tokens_by_role
+    assert {"manager.decompose", "manager.map_all", "manager.select"} <= set(plan.cost.tokens_by_step)
 
 
 @pytest.mark.parametrize("protocol", ["manager-led", "contractor-led", "collaborative", "single-agent"])
@@ -94,9 +99,9 @@ def test_a_hanging_endpoint_costs_one_timeout_not_one_per_contractor(catalog, em
 def test_the_token_budget_of_a_request(catalog, embedder):
     with FakeLLMServer(respond=a_sensible_manager) as server:
         llm_tender = tender(catalog, embedder, server, manager=True)
-        run = llm_tender.recommend(Request.create(REQUIREMENT), RunContext(max_tokens=250))
+        run = llm_tender.recommend(Request.create(REQUIREMENT), RunContext(max_tokens=130))
 
-    assert len(server.requests) == 3  # 120 tokens each: the third crosses the budget
-    assert run.plan.cost.tokens.input + run.plan.cost.tokens.output == 360
-    assert "Token budget of 250 per request reached: the remaining steps use the offline reasoner." in run.plan.notes
+    assert len(server.requests) == 2  # 120 tokens each: the second (every function mapped) crosses the budget
+    assert run.plan.cost.tokens.input + run.plan.cost.tokens.output == 240
+    assert "Token budget of 130 per request reached: the remaining steps use the offline reasoner." in run.plan.notes
     assert run.plan.apis

@@ -9,7 +9,7 @@ from tender.agents.context import RunContext
 from tender.agents.contractor import ContractorPool
 from tender.agents.messages import CallForProposals, Propose
 from tender.agents.reasoners.llm import LLMReasoner
-from tender.agents.reasoners.prompts import PROMPTS, render_messages
+from tender.agents.reasoners.prompts import PROMPTS, render_messages, shape
 from tender.agents.tasks import (BidTask, CategoryCandidate, ContractorKnowledge, DecomposeTask, FunctionSpec,
                           MapCategoriesTask, SelectTask)
 from tests.fixture_data import APIS
@@ -38,7 +38,7 @@ def one_of_each(requirement: str) -> list:
     ]
 
 
-@pytest.mark.parametrize("name", ["manager_decompose", "manager_map", "contractor_bid", "manager_select"])
+@pytest.mark.parametrize("name", ["manager_decompose", "manager_map", "manager_map_all", "contractor_bid", "manager_select"])
 def test_each_prompt_file_has_the_four_parts_in_the_papers_order(name):
     text = (PROMPTS / f"{name}.txt").read_text()
     positions = [text.find(part) for part in PARTS]
@@ -56,7 +56,7 @@ def test_instructions_are_the_system_message_and_data_the_user_message(task):
     assert user["content"].startswith("## 4. Information needed")
     assert "A map of nearby restaurants with reviews" not in system["content"]
     assert "<requirement>\nA map of nearby restaurants with reviews\n</requirement>" in user["content"]
-    assert type(task).output.__name__ in system["content"]  # the output's JSON Schema is in part 3
+    assert shape(task) in system["content"]  # the answer's shape is in part 3
 
 
 @pytest.mark.parametrize("index", range(4), ids=["decompose", "map", "bid", "select"])
@@ -98,11 +98,11 @@ def test_a_contractor_prompt_holds_only_its_own_apis_knowledge(catalog):
     _, user = render_messages(task)
     text = user["content"]
 
-    assert yelp.description in text
-    assert all(use.name in text for use in yelp.history)  # its own usage history, every past mashup
-    used_with = {name for use in yelp.history for name in use.other_apis}
-    strangers = [name for _, name, _, _ in APIS if name != "Yelp" and name not in used_with]
-    assert strangers and not [name for name in strangers if name in text]
+    assert yelp.description.split(".")[0] in text
+    shown = [use.name for use in yelp.history if use.name in text]  # a few of its own past mashups
+    assert 1 <= len(shown) <= 2
+    strangers = [name for _, name, _, _ in APIS if name != "Yelp"]
+    assert not [name for name in strangers if name in text]  # nothing of other APIs, not even their names
     descriptions = [description for i, _, _, description in APIS if i != 3]
     assert not [d for d in descriptions if d in text]  # no other API's card
     assert yelp.vector is not None and "vector" not in text  # embeddings never enter a prompt
@@ -122,11 +122,13 @@ def test_what_the_server_receives_for_a_bid_is_that_contractors_prompt(catalog):
     assert "Yelp gives access to local business listings" not in str(request)
 
 
-def test_a_long_history_is_shortened_and_the_prompt_says_how_much(catalog):
+def test_a_long_history_is_shortened_to_the_uses_most_like_the_call(catalog):
     knowledge = ContractorPool(catalog).knowledge("api:0")  # Google Maps: the most used
     google = knowledge.apis[0]
     assert len(google.history) > 8
+    like = max(google.history, key=lambda u: len(u.description))
 
-    _, user = render_messages(BidTask(cfp=cfp("A map"), knowledge=knowledge))
+    _, user = render_messages(BidTask(cfp=cfp(like.description), knowledge=knowledge))
 
-    assert f'"past_mashups_left_out": {len(google.history) - 8}' in user["content"]
+    assert f"in {len(google.history)} past mashups, e.g. \"{like.name}\"" in user["content"]
+    assert sum(use.name in user["content"] for use in google.history) <= 2

@@ -9,6 +9,7 @@ import pytest
 from tender.agents.context import Cancelled, RunContext
 from tender.agents.messages import CallForProposals, Propose
 from tender.agents.reasoners.llm import LLMReasoner
+from tender.agents.reasoners.prompts import answer_schema
 from tender.agents.tasks import (ApiKnowledge, BidDecision, BidTask, CategoryCandidate, CategoryMapping, ContractorKnowledge,
                           DecomposeTask, Decomposition, FunctionSpec, MapCategoriesTask, Selection, SelectTask)
 from tests.llm_fake_server import Answer, FakeLLMServer, Hang, ScriptedFallback, Status
@@ -58,9 +59,10 @@ def test_a_valid_answer_becomes_the_output_and_its_tokens_are_counted(server, fa
     (request,) = server.requests
     assert request["model"] == "fake-model"
     assert request["response_format"]["type"] == "json_schema"
-    assert request["response_format"]["json_schema"]["schema"] == Decomposition.model_json_schema()
+    assert request["response_format"]["json_schema"]["schema"] == answer_schema(decompose())
     assert context.cost.tokens.input == 321 and context.cost.tokens.output == 45
     assert context.cost.tokens_by_role["manager"].input == 321
+    assert context.cost.tokens_by_step == {"manager.decompose": context.cost.tokens}
     assert context.cost.llm_calls == 1 and context.cost.fallbacks == 0
     assert context.notes == [] and fallback.asked == []
 
@@ -77,7 +79,7 @@ def test_a_server_that_turns_down_json_schema_is_asked_in_json_mode_with_the_sch
     assert first == second == Decomposition.model_validate(DECOMPOSITION)
     formats = [r["response_format"] for r in server.requests]
     assert [f["type"] for f in formats] == ["json_schema", "json_object", "json_object"]  # asked once, then remembered
-    assert formats[1]["schema"] == Decomposition.model_json_schema()
+    assert formats[1]["schema"] == answer_schema(decompose())
     assert context.notes == ["The LLM server turned down response_format json_schema (HTTP 500); "
                              "asking in JSON mode with the schema from now on."]
     assert context.cost.llm_calls == 2 and fallback.asked == []
@@ -100,6 +102,9 @@ def test_malformed_json_is_sent_back_once_and_the_repair_is_used(server, fallbac
         "manager, decompose: the repaired answer is valid.",
     ]
     assert context.cost.llm_calls == 2 and context.cost.tokens.input == 200 and fallback.asked == []
+    assert context.cost.repairs == 1 and context.cost.tokens_by_step["repairs"].input == 100
+    assert "{\"functions\": [{\"id\": \"f1\"" in repair["messages"][3]["content"]  # the answer's shape, and no more
+    assert len(repair["messages"][3]["content"]) < 400
 
 
 def test_a_score_out_of_range_is_invalid_twice_then_the_fallback_answers(server, fallback):
@@ -161,14 +166,72 @@ def test_categories_and_selections_must_come_from_what_was_offered(server, fallb
     selection = SelectTask(requirement=REQUIREMENT, functions=[FunctionSpec(id="f1", name="x", description="reviews")],
                            proposals=[proposal], max_apis=1)
     server.enqueue(Answer({"categories": ["Mapping"]}), Answer({"categories": ["Reviews"]}),
-                   Answer({"api_ids": [3, 3]}), Answer({"api_ids": [3]}))
+                   Answer({"api_ids": [7]}), Answer({"api_ids": [3]}))
     context = RunContext()
     llm = reasoner(server, fallback)
 
     assert llm.run(mapping, context) == CategoryMapping(categories=["Reviews"])
     assert llm.run(selection, context) == Selection(api_ids=[3])
     assert "'Mapping' is not a candidate; choose from ['Reviews', 'Food']" in context.notes[0]
-    assert "api_id 3 is selected twice; 2 APIs selected; at most 1" in context.notes[2]
+    assert "api_id 7 was not proposed" in context.notes[2]
+    # What the server is asked to follow offers only what was offered.
+    assert server.requests[0]["response_format"]["json_schema"]["schema"]["properties"]["categories"]["items"] == {
+        "enum": ["Reviews", "Food"]}
+    assert server.requests[2]["response_format"]["json_schema"]["schema"]["properties"]["api_ids"]["items"] == {"enum": [3]}
+
+
+def test_harmless_faults_are_tidied_with_a_note_instead_of_a_round_trip(server, fallback):
+    candidates = [CategoryCandidate(name=n, similarity=0.5) for n in ("Reviews", "Food", "Mapping")]
+    mapping = MapCategoriesTask(requirement=REQUIREMENT, function=FunctionSpec(id="f1", name="x", description="reviews"),
+                                candidates=candidates, max_categories=2)
+    proposal = Propose(sender="api:3", receiver="manager", task_id="t1", api_id=3, api_name="Yelp", score=0.8, rationale="r")
+    selection = SelectTask(requirement=REQUIREMENT, functions=[FunctionSpec(id="f1", name="x", description="reviews")],
+                           proposals=[proposal], max_apis=1)
+    dangling = {"functions": [{"id": "f1", "name": "a", "description": "b", "depends_on": []},
+                              {"id": "f2", "name": "c", "description": "d", "depends_on": ["f3", "f1", "f2"]}]}
+    server.enqueue(Answer(dangling), Answer({"categories": ["Food", "Reviews", "Food", "Mapping"]}),
+                   Answer({"proposals": []}), Answer({"api_ids": [3, 3]}))
+    context = RunContext()
+    llm = reasoner(server, fallback)
+
+    assert [f.depends_on for f in llm.run(decompose(), context).functions] == [[], ["f1"]]
+    assert llm.run(mapping, context) == CategoryMapping(categories=["Food", "Reviews"])
+    assert llm.run(bid(), context) == BidDecision(refusal="none of my APIs fits the call")
+    assert llm.run(selection, context) == Selection(api_ids=[3])
+
+    assert len(server.requests) == 4 and fallback.asked == []
+    assert context.cost.tidied == 4 and context.cost.repairs == 0 and context.cost.fallbacks == 0
+    assert context.notes == [
+        "manager, decompose: tidied the LLM's answer (f2 depended on 'f3', 'f2', no other function: dropped) "
+        "instead of asking again.",
+        "manager, map f1: tidied the LLM's answer (repeated categories dropped; 3 categories, kept the first 2) "
+        "instead of asking again.",
+        "contractor api:3, bid on t1: tidied the LLM's answer (no proposal and no refusal: read as a refusal) "
+        "instead of asking again.",
+        "manager, select: tidied the LLM's answer (repeated api_ids dropped) instead of asking again.",
+    ]
+
+
+def test_every_function_is_mapped_in_one_call(server, fallback):
+    def task(fid: str, names: list[str]) -> MapCategoriesTask:
+        return MapCategoriesTask(requirement=REQUIREMENT, function=FunctionSpec(id=fid, name=fid, description=fid),
+                                 candidates=[CategoryCandidate(name=n, similarity=0.5) for n in names], max_categories=2)
+    tasks = [task("f1", ["Reviews", "Food"]), task("f2", ["Mapping", "Travel"])]
+    server.enqueue(Answer({"f1": ["Food"], "f2": ["Mapping", "Travel"]}), Answer({"f1": ["Mapping"], "f2": ["Travel"]}),
+                   Answer({"f2": ["Mapping"]}))
+    context = RunContext()
+    llm = reasoner(server, fallback)
+
+    assert llm.run_batch(tasks, context) == [CategoryMapping(categories=["Food"]), CategoryMapping(categories=["Mapping", "Travel"])]
+    schema = server.requests[0]["response_format"]["json_schema"]["schema"]
+    assert schema["required"] == ["f1", "f2"] and schema["properties"]["f2"]["items"] == {"enum": ["Mapping", "Travel"]}
+    assert "<function>\nf2: f2\n</function>" in server.requests[0]["messages"][1]["content"]
+    assert context.cost.tokens_by_step["manager.map_all"].input == 100
+
+    # Invalid twice: the fallback maps each function, and the step counts as one fallback.
+    assert llm.run_batch(tasks, context) == [fallback.outputs[MapCategoriesTask]] * 2
+    assert "f1: 'Mapping' is not a candidate" in context.notes[0] and "no categories for f1" in context.notes[1]
+    assert context.cost.fallbacks == 1 and fallback.asked == tasks
 
 
 def test_a_rate_limit_is_retried_and_the_answer_used(server, fallback):

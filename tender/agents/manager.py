@@ -82,10 +82,15 @@ class Manager:
         self._neighbourhoods: dict[str, dict] = {}  # a run announces the same past in every call
         self.lexicon = lexicon  # the catalogue's words, to find which APIs explain each piece of a requirement
         self.lexical_weight = lexical_weight
+        # A manager serves one run: its decomposition, whose functions it maps together in one step (one LLM call).
+        self._functions: list[FunctionSpec] = []
+        self._mapped: dict[str, list[str]] | None = None
 
     # -- steps 1 and 2 ----------------------------------------------------------------------------
     def decompose(self, requirement: str, context: RunContext) -> list[FunctionSpec]:
-        return self.reasoner.run(DecomposeTask(requirement=requirement, parts=self.parts(requirement)), context).functions
+        functions = self.reasoner.run(DecomposeTask(requirement=requirement, parts=self.parts(requirement)), context).functions
+        self._functions = list(functions)
+        return functions
 
     def parts(self, requirement: str, top: int = 5) -> list[Part]:
         """The requirement's pieces, each with the APIs whose descriptions and words explain it best."""
@@ -121,14 +126,31 @@ class Manager:
             neighbour_votes=round(votes.get(n, 0.0), 4), api_count=counts.get(n, 0)) for n in names]
 
     def map_categories(self, negotiation: Negotiation, function: FunctionSpec, tried: set[str]) -> list[str]:
-        skip = tried | negotiation.excluded_categories
-        candidates = self.category_candidates(negotiation.request.requirement, function, skip)
+        """The categories to announce a function under, none of `tried`. The first time, every function of the
+        decomposition is mapped in one step (one call for an LLM); backtracking maps one function again."""
+        if not tried and self._mapped is None and len(self._functions) > 1 and function in self._functions:
+            self._mapped = self._map_all(negotiation, self._functions)
+        if not tried and self._mapped and function.id in self._mapped:
+            return self._mapped.pop(function.id)
+        task = self._map_task(negotiation, function, tried)
+        return self._chosen(task, self.reasoner.run(task, negotiation.context)) if task else []
+
+    def _map_all(self, negotiation: Negotiation, functions: list[FunctionSpec]) -> dict[str, list[str]]:
+        tasks = [task for f in functions if (task := self._map_task(negotiation, f, set()))]
+        mapped = {f.id: [] for f in functions}
+        for task, mapping in zip(tasks, self.reasoner.run_batch(tasks, negotiation.context)):
+            mapped[task.function.id] = self._chosen(task, mapping)
+        return mapped
+
+    def _map_task(self, negotiation: Negotiation, function: FunctionSpec, tried: set[str]) -> MapCategoriesTask | None:
+        candidates = self.category_candidates(negotiation.request.requirement, function, tried | negotiation.excluded_categories)
         if not candidates:
-            return []
-        mapping = self.reasoner.run(MapCategoriesTask(requirement=negotiation.request.requirement, function=function,
-                                                      candidates=candidates, max_categories=self.max_categories),
-                                     negotiation.context)
-        known = {c.name for c in candidates}
+            return None
+        return MapCategoriesTask(requirement=negotiation.request.requirement, function=function, candidates=candidates,
+                                 max_categories=self.max_categories)
+
+    def _chosen(self, task: MapCategoriesTask, mapping) -> list[str]:
+        known = {c.name for c in task.candidates}
         return [c for c in mapping.categories if c in known][:self.max_categories]
 
     def neighbourhood(self, requirement: str, clause: str | None = None) -> Neighbourhood | None:
@@ -180,8 +202,11 @@ class Manager:
         )
         negotiation.send(cfp)
         negotiation.mapped_categories.update(dict.fromkeys(categories))
+        # LLM contractors cost a call each: a call for proposals reaches the nearest `contractors_per_call` of them.
+        limit = getattr(self.contractor_reasoner, "contractors_per_call", None)
+        top_n = min(request.top_n, limit) if limit and getattr(self.contractor_reasoner, "uses_llm", False) else request.top_n
         routing, contractor_ids = self.router.route(
-            cfp, self.task_vector(request.requirement, function), request.top_n, request.routing,
+            cfp, self.task_vector(request.requirement, function), top_n, request.routing,
             negotiation.excluded_apis, negotiation.excluded_categories,
         )
         negotiation.transcript.routing.append(routing)

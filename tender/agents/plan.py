@@ -80,16 +80,27 @@ class TokenCount(BaseModel):
 class Cost(BaseModel):
     tokens: TokenCount = Field(default_factory=TokenCount)
     tokens_by_role: dict[str, TokenCount] = Field(default_factory=dict)
+    tokens_by_step: dict[str, TokenCount] = Field(
+        default_factory=dict, description="Per reasoning step ('manager.decompose', 'manager.map_all', 'contractor.bid', "
+                                          "...); repair round trips under 'repairs'. They add up to `tokens`.")
+    tokens_from_cache: TokenCount = Field(default_factory=TokenCount,
+                                          description="The part of `tokens` replayed from the cache, not sent again.")
     llm_calls: int = 0
     cache_hits: int = 0
-    fallbacks: int = 0
+    repairs: int = Field(0, description="Answers sent back once to be repaired.")
+    tidied: int = Field(0, description="Answers used after an unambiguous fix (each with a note), without a repair.")
+    fallbacks: int = Field(0, description="Steps the fallback (embedded) reasoner answered instead of the LLM.")
     messages: int = 0
     contractors_contacted: int = Field(0, description="Distinct contractors that received a call for proposals.")
     calls_for_proposals: int = 0
 
-    def add_tokens(self, role: str, prompt: int, completion: int) -> None:
+    def add_tokens(self, role: str, prompt: int, completion: int, step: str | None = None, cached: bool = False) -> None:
         self.tokens.add(prompt, completion)
         self.tokens_by_role.setdefault(role, TokenCount()).add(prompt, completion)
+        if step:
+            self.tokens_by_step.setdefault(step, TokenCount()).add(prompt, completion)
+        if cached:
+            self.tokens_from_cache.add(prompt, completion)
 
 
 class Plan(BaseModel):

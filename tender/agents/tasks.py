@@ -74,6 +74,25 @@ class MapCategoriesTask(Task[CategoryMapping]):
     max_categories: int = 3
 
 
+class FunctionMapping(BaseModel):
+    function_id: str
+    categories: list[str] = Field(description="Chosen categories, best first.")
+
+
+class MappingBatch(BaseModel):
+    mappings: list[FunctionMapping]
+
+
+class MapAllTask(Task[MappingBatch]):
+    """Step 2 for every function of a decomposition in one call: `items` are the per-function tasks, which
+    a reasoner that cannot answer them together answers one by one."""
+
+    step: ClassVar[str] = "map_all"
+    role: ClassVar[Role] = "manager"
+    output: ClassVar[type[BaseModel]] = MappingBatch
+    items: list[MapCategoriesTask] = Field(min_length=1)
+
+
 # -- 3. API matching (a contractor's bid) -----------------------------------------------------
 class PastUse(BaseModel):
     mashup_id: int

@@ -17,3 +17,7 @@ class Reasoner(ABC):
     @abstractmethod
     def run(self, task: Task, context: RunContext) -> BaseModel:
         """Answer the task with an instance of `type(task).output`."""
+
+    def run_batch(self, tasks: list[Task], context: RunContext) -> list[BaseModel]:
+        """Answer several tasks of one step; a reasoner that can answer them together (in one LLM call) does."""
+        return [self.run(task, context) for task in tasks]

@@ -32,6 +32,8 @@ class LLMSettings:
     max_tokens_per_request: int | None = None  # --max-tokens-per-request; a RunContext's max_tokens wins
     temperature: float | None = 0.0  # None: the server's default (some reasoning models accept no other)
     max_output_tokens: int | None = 2048  # per completion, sent as max_tokens; None: the server's default
+    # LLM contractors reached by one call for proposals (the router's nearest; each costs a call); None: top_n
+    contractors_per_call: int | None = 4
 
 
 def llm_settings(settings, *, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
@@ -84,5 +86,5 @@ def build_llm_reasoner(settings: LLMSettings, fallback: Reasoner) -> Reasoner:
         base_url=settings.base_url, model=settings.model, api_key=settings.api_key, fallback=fallback,
         timeout_s=settings.timeout_s, max_retries=settings.max_retries, max_in_flight=settings.max_in_flight,
         cache=cache, temperature=settings.temperature, max_output_tokens=settings.max_output_tokens,
-        max_tokens_per_request=settings.max_tokens_per_request,
+        max_tokens_per_request=settings.max_tokens_per_request, contractors_per_call=settings.contractors_per_call,
     )

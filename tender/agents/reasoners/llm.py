@@ -2,9 +2,13 @@
 
 For each task it renders the prompt files into messages (prompts.py) and asks for the task's output as
 JSON: by JSON-Schema structured output, or, where the server turns that down, by JSON mode carrying the
-schema (llama.cpp's server then constrains its output to it). The answer is validated against the
-output model and the task's own rules (propose only your own APIs, choose only candidate categories,
-select only proposed APIs). An invalid answer goes back once with the problem. If it is still invalid,
+schema (llama.cpp's server then constrains its output to it). The schema is the step's own (prompts.answer_schema):
+only the fields the step needs, the ids and names offered as enums, strings and lists bounded. The answer is
+validated against the output model and the task's own rules (propose only your own APIs, choose only candidate
+categories, select only proposed APIs). A harmless fault whose fix is unambiguous is tidied with a note instead
+of costing a round trip (a dependency on no function dropped, categories or selections past the maximum cut to
+the first ones, repeats dropped, a bid with neither proposal nor refusal read as a refusal). Any other invalid
+answer goes back once with the problem and the answer's shape. If it is still invalid,
 or the endpoint fails after the client's retries (an HTTP 200 whose body is no chat completion included),
 or the run's token budget or deadline is spent, the fallback (embedded) reasoner answers that step and a
 note in the run says so. Nothing is clamped: a bid score of 7 is an invalid answer, not a score of 1.
@@ -25,10 +29,10 @@ import openai
 from pydantic import BaseModel, ValidationError
 
 from ..context import RunContext
-from ..tasks import BidTask, DecomposeTask, MapCategoriesTask, SelectTask, Task
+from ..tasks import BidTask, CategoryMapping, DecomposeTask, MapAllTask, MapCategoriesTask, SelectTask, Task
 from .base import Reasoner
 from .cache import Completion, ResponseCache
-from .prompts import render_messages, repair_message
+from .prompts import answer_schema, render_messages, repair_message
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +132,7 @@ class LLMReasoner(Reasoner):
                  timeout_s: float = 60, max_retries: int = 3, max_in_flight: int = 4,
                  cache: ResponseCache | None = None, temperature: float | None = 0.0,
                  max_output_tokens: int | None = 2048, max_tokens_per_request: int | None = None,
-                 pause_s: float = 30):
+                 pause_s: float = 30, contractors_per_call: int | None = 4):
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.fallback = fallback
@@ -140,6 +144,9 @@ class LLMReasoner(Reasoner):
         self.max_output_tokens = max_output_tokens
         self.max_tokens_per_request = max_tokens_per_request  # used where the run sets no budget of its own
         self.pause_s = pause_s
+        # As contractors' reasoner: how many contractors a call for proposals reaches (the router's nearest), since
+        # each costs a call; None: the request's top_n.
+        self.contractors_per_call = contractors_per_call
         # Local servers want no key but the client insists on one; and it must not read the environment.
         self._client = openai.OpenAI(base_url=self.base_url, api_key=api_key or "no-key",
                                      timeout=timeout_s, max_retries=max_retries,
@@ -151,18 +158,37 @@ class LLMReasoner(Reasoner):
 
     # -- the seam ---------------------------------------------------------------------------------
     def run(self, task: Task, context: RunContext) -> BaseModel:
+        output = self._try(task, context)
+        return output if output is not None else self._fall_back(task, context)
+
+    def run_batch(self, tasks: list[Task], context: RunContext) -> list[BaseModel]:
+        """Category mapping for every function of a request in one call; on failure the fallback maps each (one
+        step fallen back). Other tasks are answered one by one."""
+        ids = [t.function.id for t in tasks if isinstance(t, MapCategoriesTask)]
+        if len(tasks) < 2 or len(ids) < len(tasks) or len(set(ids)) < len(ids):
+            return [self.run(t, context) for t in tasks]
+        output = self._try(MapAllTask(items=list(tasks)), context)
+        if output is None:
+            with _COUNTING:
+                context.cost.fallbacks += 1
+            return [self.fallback.run(t, context) for t in tasks]
+        chosen = {m.function_id: m.categories for m in output.mappings}
+        return [CategoryMapping(categories=chosen[i]) for i in ids]
+
+    def _try(self, task: Task, context: RunContext) -> BaseModel | None:
+        """The LLM's valid answer, or None (with a note saying why) when the fallback must answer."""
         context.check()
         where = describe_step(task)
         if self._over_budget(context):
             self._note_budget(context)
-            return self._fall_back(task, context)
+            return None
         if context.past_deadline():
             self._note_deadline(context)
-            return self._fall_back(task, context)
+            return None
         if time.monotonic() < self._paused_until:
             note_once(context, f"The LLM endpoint failed ({self._pause_reason}); steps in the {self.pause_s:g} s "
                                f"after that used the {self.fallback.name} reasoner without asking it.")
-            return self._fall_back(task, context)
+            return None
         try:
             return self._answer(task, where, context)
         except Unavailable as error:
@@ -179,32 +205,43 @@ class LLMReasoner(Reasoner):
             self._note_budget(context)
             context.note(f"{where}: no token budget left to repair the answer; "
                          f"the {self.fallback.name} reasoner answered this step.")
-        return self._fall_back(task, context)
+        return None
 
     def _answer(self, task: Task, where: str, context: RunContext) -> BaseModel:
         messages = render_messages(task)
         completion, keep = self._complete(messages, task, where, context)
         try:
-            output = parse(task, completion)
+            output, fixes = parse(task, completion)
         except InvalidAnswer as error:
             problem = str(error)
             keep.drop()
         else:
             keep()
+            self._note_fixes(fixes, where, context)
             return output
         context.note(f"{where}: the LLM's answer was invalid ({problem}); sent it back once to be repaired.")
         if self._over_budget(context):
             raise _OverBudget()
-        messages = [*messages, {"role": "assistant", "content": completion.content}, repair_message(problem)]
-        completion, keep = self._complete(messages, task, where, context)
+        messages = [*messages, {"role": "assistant", "content": completion.content}, repair_message(problem, task)]
+        with _COUNTING:
+            context.cost.repairs += 1
+        completion, keep = self._complete(messages, task, where, context, repair=True)
         try:
-            output = parse(task, completion)
+            output, fixes = parse(task, completion)
         except InvalidAnswer as error:
             keep.drop()
             raise StillInvalid(str(error)) from None
         keep()
         context.note(f"{where}: the repaired answer is valid.")
+        self._note_fixes(fixes, where, context)
         return output
+
+    @staticmethod
+    def _note_fixes(fixes: list[str], where: str, context: RunContext) -> None:
+        if fixes:
+            with _COUNTING:
+                context.cost.tidied += 1
+            context.note(f"{where}: tidied the LLM's answer ({'; '.join(fixes)}) instead of asking again.")
 
     def _fall_back(self, task: Task, context: RunContext) -> BaseModel:
         with _COUNTING:
@@ -227,19 +264,21 @@ class LLMReasoner(Reasoner):
                            f"use the {self.fallback.name} reasoner.")
 
     # -- one completion: cache, response format, HTTP -----------------------------------------------
-    def _complete(self, messages: list[dict], task: Task, where: str, context: RunContext) -> tuple[Completion, Callable]:
+    def _complete(self, messages: list[dict], task: Task, where: str, context: RunContext,
+                  repair: bool = False) -> tuple[Completion, Callable]:
         """The model's reply to `messages`, from the cache or the endpoint, and `keep()`, which caches it: to
         be called once the reply is found valid, so that an invalid one is never replayed. An invalid reply
         found in the cache (kept by an older Tender) is dropped from it. Its tokens are counted."""
         context.check()
-        schema = task.output.model_json_schema()
+        schema = answer_schema(task)
+        step = "repairs" if repair else f"{task.role}.{task.step}"
         json_schema = self._request(messages, {"type": "json_schema", "json_schema": {
             "name": task.output.__name__, "schema": schema, "strict": False}})
         json_mode = self._request(messages, {"type": "json_object", "schema": schema})
         candidates = {None: [json_schema, json_mode], True: [json_schema], False: [json_mode]}[self._takes_json_schema]
         for request in candidates if self.cache is not None else []:
             if (hit := self.cache.get(request)) is not None:
-                context.add_tokens(task.role, hit.prompt_tokens, hit.completion_tokens)
+                context.add_tokens(task.role, hit.prompt_tokens, hit.completion_tokens, step, cached=True)
                 with _COUNTING:
                     context.cost.cache_hits += 1
                 return hit, _Keep(self.cache, request, hit, cached=True)
@@ -249,7 +288,7 @@ class LLMReasoner(Reasoner):
             raise self._unavailable(error, context) from error
         if retries:
             context.note(f"{where}: answered after {retries} {'retry' if retries == 1 else 'retries'}.")
-        context.add_tokens(task.role, completion.prompt_tokens, completion.completion_tokens)
+        context.add_tokens(task.role, completion.prompt_tokens, completion.completion_tokens, step)
         return completion, _Keep(self.cache, request, completion, cached=False)
 
     def _negotiate(self, json_schema: dict, json_mode: dict, context: RunContext) -> tuple[dict, Completion, int]:
@@ -381,8 +420,9 @@ class _Keep:
 
 
 # -- answers -----------------------------------------------------------------------------------
-def parse(task: Task, completion: Completion) -> BaseModel:
-    """The task's output from the model's answer, or InvalidAnswer saying what is wrong with it."""
+def parse(task: Task, completion: Completion) -> tuple[BaseModel, list[str]]:
+    """The task's output from the model's answer and the harmless faults tidied in it, or InvalidAnswer saying
+    what is wrong with it."""
     text = strip_code_fence(completion.content)
     cut = " (cut off at the output limit)" if completion.finish_reason == "length" else ""
     try:
@@ -392,13 +432,99 @@ def parse(task: Task, completion: Completion) -> BaseModel:
     if not isinstance(data, dict):
         raise InvalidAnswer(f"the JSON is a {type(data).__name__}, not an object")
     try:
-        output = task.output.model_validate(data)
+        output = task.output.model_validate(as_output(task, data))
     except ValidationError as error:
         raise InvalidAnswer(f"does not match the schema: {describe_errors(error)}") from None
+    fixes = tidy(task, output)
     found = problems(task, output)
     if found:
         raise InvalidAnswer("; ".join(found))
-    return output
+    return output, fixes
+
+
+@singledispatch
+def as_output(task: Task, data: dict) -> dict:
+    """The answer's JSON as the output model's fields (the same but for category mapping in one call)."""
+    return data
+
+
+@as_output.register
+def _map_all_output(task: MapAllTask, data: dict) -> dict:
+    return {"mappings": [{"function_id": key, "categories": value} for key, value in data.items()]}
+
+
+# -- harmless faults, fixed where the meaning is unambiguous ---------------------------------------
+@singledispatch
+def tidy(task: Task, output: BaseModel) -> list[str]:
+    """Fix in place what has one obvious reading; say what was fixed."""
+    return []
+
+
+@tidy.register
+def _tidy_decompose(task: DecomposeTask, output) -> list[str]:
+    fixes = []
+    if repeated([f.id for f in output.functions]):  # ids are labels in order: number them again
+        fixes.append(f"repeated ids: numbered f1 to f{len(output.functions)} in order")
+        for number, f in enumerate(output.functions, start=1):
+            f.id = f"f{number}"
+    ids = {f.id for f in output.functions}
+    for f in output.functions:
+        kept = [d for d in dict.fromkeys(f.depends_on) if d in ids and d != f.id]
+        dropped = [d for d in f.depends_on if d not in ids or d == f.id]
+        if dropped:
+            fixes.append(f"{f.id} depended on {', '.join(map(repr, dropped))}, no other function: dropped")
+        f.depends_on = kept
+    return fixes
+
+
+def _tidy_categories(chosen: list[str], max_categories: int, label: str = "") -> tuple[list[str], list[str]]:
+    fixes = []
+    unique = list(dict.fromkeys(chosen))
+    if len(unique) < len(chosen):
+        fixes.append(f"{label}repeated categories dropped")
+    if len(unique) > max_categories:
+        fixes.append(f"{label}{len(unique)} categories, kept the first {max_categories}")
+        unique = unique[:max_categories]
+    return unique, fixes
+
+
+@tidy.register
+def _tidy_map(task: MapCategoriesTask, output) -> list[str]:
+    output.categories, fixes = _tidy_categories(output.categories, task.max_categories)
+    return fixes
+
+
+@tidy.register
+def _tidy_map_all(task: MapAllTask, output) -> list[str]:
+    fixes = []
+    limits = {t.function.id: t.max_categories for t in task.items}
+    for mapping in output.mappings:
+        if mapping.function_id in limits:
+            mapping.categories, found = _tidy_categories(mapping.categories, limits[mapping.function_id],
+                                                         f"{mapping.function_id}: ")
+            fixes += found
+    return fixes
+
+
+@tidy.register
+def _tidy_bid(task: BidTask, output) -> list[str]:
+    if not output.proposals and not output.refusal:
+        output.refusal = "none of my APIs fits the call"
+        return ["no proposal and no refusal: read as a refusal"]
+    return []
+
+
+@tidy.register
+def _tidy_select(task: SelectTask, output) -> list[str]:
+    fixes = []
+    unique = list(dict.fromkeys(output.api_ids))
+    if len(unique) < len(output.api_ids):
+        fixes.append("repeated api_ids dropped")
+    if task.max_apis and len(unique) > task.max_apis:
+        fixes.append(f"{len(unique)} APIs selected, kept the first {task.max_apis}")
+        unique = unique[: task.max_apis]
+    output.api_ids = unique
+    return fixes
 
 
 def strip_code_fence(text: str) -> str:
@@ -448,6 +574,20 @@ def _map(task: MapCategoriesTask, output) -> list[str]:
 
 
 @problems.register
+def _map_all(task: MapAllTask, output) -> list[str]:
+    found = []
+    chosen = {m.function_id: m for m in output.mappings}
+    for item in task.items:
+        mapping = chosen.get(item.function.id)
+        if mapping is None:
+            found.append(f"no categories for {item.function.id}")
+            continue
+        found += [f"{item.function.id}: {problem}" for problem in _map(item, CategoryMapping(categories=mapping.categories))]
+    found += [f"{key!r} is not a function id" for key in chosen if key not in {i.function.id for i in task.items}]
+    return found
+
+
+@problems.register
 def _bid(task: BidTask, output) -> list[str]:
     own = [api.api_id for api in task.knowledge.apis]
     found = [f"api_id {d.api_id} is not one of your APIs {clip(str(own), 80)}"
@@ -474,6 +614,8 @@ def describe_step(task: Task) -> str:
         return f"contractor {task.knowledge.contractor}, bid on {task.cfp.task_id}"
     if isinstance(task, MapCategoriesTask):
         return f"manager, map {task.function.id}"
+    if isinstance(task, MapAllTask):
+        return f"manager, map {', '.join(i.function.id for i in task.items)}"
     return f"{task.role}, {task.step}"
 
 
