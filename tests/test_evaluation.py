@@ -166,4 +166,25 @@ def test_the_report_says_how_much_of_each_run_an_llm_answered():
            "contractors_contacted": 12, "messages": 20, "latency_ms": {"p50": 1, "p95": 2},
            "llm": {"calls": 13.0, "cache_hits": 4.0, "fallbacks": 1.5}}
     table = markdown({"results": {"contractor-led": run}})
-    assert "| contractor-led | 13.0 | 4.0 | 1.5 |" in table
+    assert "| contractor-led | 13.0 | 4.0 | 0.0 | 0.0 | 1.5 | 0 | - |" in table
+
+
+def test_runs_with_fallbacks_are_told_apart_and_tokens_are_given_per_step():
+    from tender.evaluation.report import markdown
+    from tender.evaluation.runner import Observation, summarise
+
+    def run(mashup_id, final, fallbacks):
+        return Observation(stages={"category": final, "bidding": final, "final": final}, ranked=final, truth=[1],
+                           latency_ms=1.0, tokens=(1000, 50), llm=(10, 0, fallbacks), mashup_id=mashup_id,
+                           tokens_by_step={"manager.decompose": (200, 20), "contractor.bid": (800, 30)}, repairs=1, tidied=2)
+
+    summary = summarise("manager-led", [run(7, [1], 0), run(8, [2], 1)])
+
+    llm = summary["llm"]
+    assert llm["runs_with_fallbacks"] == [8]
+    assert llm["llm_only"]["runs"] == 1 and llm["llm_only"]["mashups"] == [7]
+    assert llm["llm_only"]["stages"]["final"]["f1"] == 1.0 and summary["stages"]["final"]["f1"] == 0.5
+    assert llm["tokens_by_step"] == {"contractor.bid": {"input": 800, "output": 30},
+                                     "manager.decompose": {"input": 200, "output": 20}}
+    assert llm["repairs"] == 1 and llm["tidied"] == 2
+    assert "| manager-led | 10.0 | 0.0 | 1.0 | 2.0 | 0.5 | 1 | 1.000 |" in markdown({"results": {"manager-led": summary}})

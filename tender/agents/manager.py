@@ -202,9 +202,11 @@ class Manager:
         )
         negotiation.send(cfp)
         negotiation.mapped_categories.update(dict.fromkeys(categories))
-        # LLM contractors cost a call each: a call for proposals reaches the nearest `contractors_per_call` of them.
+        # LLM contractors cost a call each: a function's call for proposals (one of several a request makes) reaches
+        # the nearest `contractors_per_call` of them; the one call announcing the whole requirement reaches top_n.
         limit = getattr(self.contractor_reasoner, "contractors_per_call", None)
-        top_n = min(request.top_n, limit) if limit and getattr(self.contractor_reasoner, "uses_llm", False) else request.top_n
+        llm = getattr(self.contractor_reasoner, "uses_llm", False)
+        top_n = min(request.top_n, limit) if limit and llm and function is not None else request.top_n
         routing, contractor_ids = self.router.route(
             cfp, self.task_vector(request.requirement, function), top_n, request.routing,
             negotiation.excluded_apis, negotiation.excluded_categories,

@@ -28,9 +28,14 @@ def markdown(result: dict) -> str:
             f"{r['messages']:.1f} | {r['latency_ms']['p50']:.1f} | {r['latency_ms']['p95']:.1f} |")
     llm = {m: r["llm"] for m, r in results.items() if r.get("llm", {}).get("calls") or r.get("llm", {}).get("fallbacks")}
     if llm:  # only when an LLM took part: how much of each run it answered
-        lines += ["", "| method | LLM calls a request | of them from the cache | steps fallen back to embedded |",
-                  "|---|---:|---:|---:|"]
-        lines += [f"| {m} | {v['calls']:.1f} | {v['cache_hits']:.1f} | {v['fallbacks']:.1f} |" for m, v in llm.items()]
+        lines += ["", "| method | LLM calls a request | of them from the cache | repairs | tidied | steps fallen back "
+                  "to embedded | runs the LLM answered alone | their final F1 |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for m, v in llm.items():
+            own = v.get("llm_only", {})
+            f1 = own.get("stages", {}).get("final", {}).get("f1")
+            lines.append(f"| {m} | {v['calls']:.1f} | {v['cache_hits']:.1f} | {v.get('repairs', 0):.1f} | "
+                         f"{v.get('tidied', 0):.1f} | {v['fallbacks']:.1f} | {own.get('runs', 0)} | "
+                         f"{'-' if f1 is None else f'{f1:.3f}'} |")
     return "\n".join(lines)
 
 

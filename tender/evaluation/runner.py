@@ -73,6 +73,12 @@ class Observation:
     # LLM calls answered by the endpoint, replayed from the cache, and steps handed to the embedded reasoner
     llm: tuple[int, int, int] = (0, 0, 0)
     error: str | None = None
+    mashup_id: int | None = None
+    # (input, output) tokens per reasoning step ('manager.decompose', 'contractor.bid', 'repairs', ...)
+    tokens_by_step: dict[str, tuple[int, int]] = field(default_factory=dict)
+    tokens_from_cache: tuple[int, int] = (0, 0)
+    repairs: int = 0
+    tidied: int = 0
 
 
 def splits(config: EvalConfig, full: Catalog) -> list[tuple[list[int], list[Mashup]]]:
@@ -166,7 +172,10 @@ def _observe(method, query, mashup, tender, baseline, config) -> Observation:
     return Observation(stages=stages, ranked=ranked, truth=truth, latency_ms=plan.latency_ms,
                        tokens=(plan.cost.tokens.input, plan.cost.tokens.output),
                        contractors=plan.cost.contractors_contacted, messages=plan.cost.messages,
-                       llm=(plan.cost.llm_calls, plan.cost.cache_hits, plan.cost.fallbacks))
+                       llm=(plan.cost.llm_calls, plan.cost.cache_hits, plan.cost.fallbacks), mashup_id=mashup.id,
+                       tokens_by_step={k: (v.input, v.output) for k, v in plan.cost.tokens_by_step.items()},
+                       tokens_from_cache=(plan.cost.tokens_from_cache.input, plan.cost.tokens_from_cache.output),
+                       repairs=plan.cost.repairs, tidied=plan.cost.tidied)
 
 
 def _bid_score(plan, api_id: int) -> float:
@@ -190,7 +199,7 @@ def summarise(method: str, observations: list[Observation]) -> dict:
         ranking[f"r@{k}"] = mean(recall_at(o.ranked, o.truth, k) for o in observations)
         ranking[f"ndcg@{k}"] = mean(ndcg_at(o.ranked, o.truth, k) for o in observations)
     latencies = [o.latency_ms for o in observations if o.error is None]
-    return {
+    summary: dict = {
         "stages": stages,
         "ranking": ranking,
         "avg_apis": mean(len(o.stages["final"]) for o in observations),
@@ -200,4 +209,28 @@ def summarise(method: str, observations: list[Observation]) -> dict:
         "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
         "errors": sum(o.error is not None for o in observations),
         "llm": {name: mean(o.llm[i] for o in observations) for i, name in enumerate(("calls", "cache_hits", "fallbacks"))},
+    }
+    if any(o.llm[0] or o.llm[2] for o in observations):
+        summary["llm"] |= llm_summary(observations, stages)
+    return summary
+
+
+def llm_summary(observations: list[Observation], stages: dict) -> dict:
+    """Where an LLM took part: its tokens per step (means a request), the repairs and tidied answers, and the
+    runs it answered on its own (no step fell back) apart, with their scores, so that the model's accuracy is
+    never mixed silently with the fallback's."""
+    steps = sorted({k for o in observations for k in o.tokens_by_step})
+    own = [o for o in observations if o.error is None and o.llm[2] == 0]
+    scores = {stage: [prf(o.stages[stage], o.truth) for o in own] for stage in stages}
+    return {
+        "repairs": mean(o.repairs for o in observations),
+        "tidied": mean(o.tidied for o in observations),
+        "tokens_by_step": {k: {"input": round(mean(o.tokens_by_step.get(k, (0, 0))[0] for o in observations)),
+                               "output": round(mean(o.tokens_by_step.get(k, (0, 0))[1] for o in observations))} for k in steps},
+        "tokens_from_cache": {"input": round(mean(o.tokens_from_cache[0] for o in observations)),
+                              "output": round(mean(o.tokens_from_cache[1] for o in observations))},
+        "runs_with_fallbacks": [o.mashup_id for o in observations if o.llm[2]],
+        "llm_only": {"runs": len(own), "mashups": [o.mashup_id for o in own],
+                     "stages": {stage: {"precision": mean(s[0] for s in v), "recall": mean(s[1] for s in v),
+                                        "f1": mean(s[2] for s in v)} for stage, v in scores.items()} if own else {}},
     }
