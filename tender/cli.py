@@ -19,11 +19,16 @@ from .settings import Settings
 
 class TenderGroup(click.Group):
     """Turns every error into a one-line message instead of a traceback: exit 2 for input to fix, 1 otherwise.
-    TENDER_DEBUG=1 lets an unexpected error's traceback through."""
+    TENDER_DEBUG=1 lets an unexpected error's traceback through. A reader that stops early (`| head -1`) ends
+    the command quietly with exit 1, as in other click tools."""
 
     def invoke(self, ctx):
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # a closed pipe shows here, where click quiets it, not at exit as a traceback
+            return result
+        except BrokenPipeError:
+            raise  # click swaps stdout and stderr for ones that ignore it and exits 1, silently
         except (MalformedInput, SourceError) as error:
             click.secho(f"Error: {error}", fg="red", err=True)
             click.echo("Nothing was written; the previous catalogue (if any) is intact.", err=True)

@@ -1,9 +1,12 @@
 """Every CLI error is one line on stderr with exit code 1 (the machine, the setup) or 2 (input to fix)."""
 
+import subprocess
+
 import pytest
 from click.testing import CliRunner
 
 from tender.cli import main
+from tests.server_support import TENDER, server_env  # noqa: F401 (fixture)
 
 
 @pytest.fixture
@@ -53,3 +56,35 @@ def test_a_deadline_is_accepted_and_the_plan_printed(run):
 
     assert result.exit_code == 0, result.output
     assert result.stdout.strip()
+
+
+# -- a reader that stops early (`tender ... | head -1`) -------------------------------------------
+def piped_into_a_closed_reader(env: dict, *args: str, read_first_line: bool) -> subprocess.CompletedProcess:
+    """Run `tender ARGS` with its stdout a pipe whose reader has gone, at once or after one line."""
+    process = subprocess.Popen([TENDER, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if read_first_line:
+        process.stdout.readline()
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    process.wait(timeout=120)
+    return subprocess.CompletedProcess(process.args, process.returncode, "", stderr)
+
+
+@pytest.mark.parametrize("args", [
+    ("recommend", "restaurants on a map with their reviews"),
+    ("recommend", "restaurants on a map with their reviews", "--json"),
+    ("catalog", "categories"),
+    ("catalog", "info"),
+    ("runs", "list"),
+], ids=" ".join)
+def test_output_into_a_reader_that_closes_early_ends_quietly(server_env, args):
+    done = piped_into_a_closed_reader(server_env, *args, read_first_line=False)
+
+    assert done.stderr == "" and done.returncode == 1  # as click (and `llm`) do: no traceback, no message
+
+
+def test_output_into_head_ends_quietly(server_env):
+    args = ("recommend", "restaurants on a map with their reviews", "--json")
+    done = piped_into_a_closed_reader(server_env, *args, read_first_line=True)
+
+    assert done.stderr == "" and done.returncode in (0, 1)
