@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from tender.agents.protocols import PROTOCOLS, described
 from tender.agents.request import DEFAULT_PROTOCOL
 from tender.catalog import MalformedInput, TenderError
-from tender.errors import SourceError
+from tender.errors import DataMissing, SourceError
 from tender.evaluation.baselines import BASELINES
 from .settings import Settings
 
@@ -32,6 +32,9 @@ class TenderGroup(click.Group):
         except (MalformedInput, SourceError) as error:
             click.secho(f"Error: {error}", fg="red", err=True)
             click.echo("Nothing was written; the previous catalogue (if any) is intact.", err=True)
+            sys.exit(2)
+        except DataMissing as error:  # a setting (TENDER_DATA) or an option to give
+            click.secho(f"Error: {error}", fg="red", err=True)
             sys.exit(2)
         except TenderError as error:
             click.secho(f"Error: {error}", fg="red", err=True)
@@ -137,9 +140,11 @@ def catalog_build(settings: Settings, apis_path, mashups_path, db_path, exclude_
 
     others = bool(openapi or mcp or mcp_config or mcp_listing)
     if not apis_path and not others:
-        apis_path = settings.data_dir / "apis.jsonl"
+        apis_path = settings.data_file("apis.jsonl", "build from your own sources: --apis FILE, --openapi FOLDER, "
+                                       "--mcp-config FILE or --mcp COMMAND (and --db to name the catalogue)")
     if apis_path and not mashups_path and not no_mashups:
-        mashups_path = settings.data_dir / "mashups.jsonl"
+        mashups_path = settings.data_file("mashups.jsonl", "name a mashups file with --mashups FILE, or build without "
+                                          "usage history: --no-mashups")
     sources = gather(apis=apis_path, mashups=None if no_mashups else mashups_path, openapi=list(openapi), mcp=list(mcp),
                      mcp_config=list(mcp_config), mcp_listing=list(mcp_listing), timeout=mcp_timeout, skip_failed=skip_failed)
     for source in sources:
@@ -620,11 +625,11 @@ def train_encoder(settings: Settings, out, epochs, learning_rate, quiet):
     fine-tuned one, set TENDER_EMBEDDING_MODEL to the folder, rebuild the catalogue and refit the bid model
     (`tender train bids --write`).
     """
-    from tender.training.encoder import main as encoder_main
-
     out = out or settings.models_dir / "tender-minilm"
     argv = ["--out", str(out), "--epochs", str(epochs), "--learning-rate", str(learning_rate),
-            "--apis", str(settings.data_dir / "apis.jsonl"), "--mashups", str(settings.data_dir / "mashups.jsonl")]
+            "--apis", str(settings.data_file("apis.jsonl")), "--mashups", str(settings.data_file("mashups.jsonl"))]
+    from tender.training.encoder import main as encoder_main  # torch: only once the data is known to be there
+
     encoder_main(argv + (["--quiet"] if quiet else []))
     click.echo(f"Use it with: TENDER_EMBEDDING_MODEL={out} tender catalog build && tender train bids --write")
 

@@ -12,10 +12,23 @@ class CatalogError(TenderError):
 class CatalogMissing(CatalogError):
     def __init__(self, path):
         super().__init__(
-            f"No API catalogue at {path}. Build it with `tender catalog build` "
-            "(or point TENDER_CATALOG at an existing catalog.db)."
+            f"No API catalogue at {path}. Build it with `tender catalog build`: from the ProgrammableWeb data "
+            "(set TENDER_DATA to its folder when it is not beside the clone), or from your own sources "
+            "(--openapi FOLDER, --mcp-config FILE). Or point --db or TENDER_CATALOG at an existing catalogue."
         )
         self.path = path
+
+
+class DataMissing(CatalogError):
+    """A file of the ProgrammableWeb data that a command needs is not in the data folder (TENDER_DATA)."""
+
+    def __init__(self, folder, name: str, instead: str = ""):
+        super().__init__(
+            f"No ProgrammableWeb data: {name} is not in {folder}. Set TENDER_DATA to the folder that holds "
+            "apis.jsonl and mashups.jsonl (the directory as published with the R2API study; see the README, "
+            f"\"Data\"){', or ' + instead if instead else ''}."
+        )
+        self.folder, self.name = folder, name
 
 
 class MalformedInput(CatalogError):

@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import TenderError
+from .errors import DataMissing, TenderError
 
 # A clone keeps the ProgrammableWeb data in ../shared/data beside it; an installed package has none.
 _CLONE_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "programmableweb"
@@ -48,6 +48,13 @@ class Settings:
     llm_cache: bool = True  # TENDER_LLM_CACHE=off: ask the endpoint every time
     deadline_s: float | None = None  # TENDER_DEADLINE: seconds a request's LLM steps may take; None: no deadline
     http_token: str | None = None
+
+    def data_file(self, name: str, instead: str = "") -> Path:
+        """A file of the ProgrammableWeb data; DataMissing, saying to set TENDER_DATA (or `instead`), if absent."""
+        path = self.data_dir / name
+        if not path.exists():
+            raise DataMissing(self.data_dir, name, instead)
+        return path
 
     @property
     def models_dir(self) -> Path:

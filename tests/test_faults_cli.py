@@ -88,3 +88,52 @@ def test_output_into_head_ends_quietly(server_env):
     done = piped_into_a_closed_reader(server_env, *args, read_first_line=True)
 
     assert done.stderr == "" and done.returncode in (0, 1)
+
+
+# -- a bare machine: no ProgrammableWeb data, no catalogue (issue 19) -------------------------------
+@pytest.fixture
+def bare(run, tmp_path):
+    """`tender` with TENDER_DATA an empty folder and TENDER_HOME an empty one (no catalogue, no runs)."""
+    data, home = tmp_path / "data", tmp_path / "home"
+    data.mkdir(), home.mkdir()
+
+    def invoke(*args):
+        return run(*args, env={"TENDER_DATA": str(data), "TENDER_HOME": str(home), "TENDER_CATALOG": None,
+                               "TENDER_RUNS": None})
+
+    invoke.data, invoke.home = data, home
+    return invoke
+
+
+def test_building_without_the_data_says_to_set_tender_data_or_name_sources(bare):
+    result = bare("catalog", "build")
+
+    assert result.exit_code == 2
+    error = one_line_error(result)
+    assert f"apis.jsonl is not in {bare.data}" in error and "Set TENDER_DATA" in error
+    assert "--openapi FOLDER" in error and "--mcp-config FILE" in error
+    assert list(bare.home.iterdir()) == []
+
+
+def test_building_own_apis_without_the_data_asks_for_mashups_or_none(bare, sources):
+    apis, _ = sources
+    result = bare("catalog", "build", "--apis", str(apis))
+
+    assert result.exit_code == 2
+    error = one_line_error(result)
+    assert "mashups.jsonl is not in" in error and "TENDER_DATA" in error and "--no-mashups" in error
+
+
+def test_recommending_with_no_catalogue_says_how_to_get_one(bare):
+    result = bare("recommend", "restaurants on a map")
+
+    assert result.exit_code == 1
+    error = one_line_error(result)
+    assert f"No API catalogue at {bare.home / 'catalog.db'}" in error
+    assert "TENDER_DATA" in error and "--db" in error and "--openapi" in error
+
+
+def test_training_without_the_data_says_to_set_tender_data(bare):
+    result = bare("train", "encoder")
+
+    assert result.exit_code == 2 and "Set TENDER_DATA" in one_line_error(result)

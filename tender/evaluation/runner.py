@@ -16,6 +16,7 @@ from tender.agents.request import InvalidRequest, Request
 from tender.agents.service import Tender
 from tender.agents.text import mask_names
 from tender.catalog import Catalog, Mashup, TenderError, read_jsonl
+from tender.errors import DataMissing
 
 from .baselines import BASELINES
 from .metrics import mean, ndcg_at, percentile, precision_at, prf, recall_at
@@ -140,9 +141,10 @@ def evaluate(config: EvalConfig, open_catalog: Callable[[list[int]], Catalog],
 
 def r2api_fold(folder: Path | None, k: int) -> list[int]:
     """The test mashups of the R2API paper's fold k: the first number of each line of fold_k.txt."""
-    path = Path(folder or ".") / f"fold_{k}.txt"
-    if not path.is_file():
-        raise TenderError(f"No R2API fold file {path}; the folds come with the ProgrammableWeb data (r2api_folds/).")
+    folder = Path(folder or "r2api_folds")
+    path = folder / f"fold_{k}.txt"
+    if not path.is_file():  # the folds come with the ProgrammableWeb data, in r2api_folds/
+        raise DataMissing(folder.parent, f"{folder.name}/{path.name}")
     return [int(line.split()[0]) for line in path.read_text().splitlines() if line.strip()]
 
 
