@@ -12,7 +12,8 @@ from tender.agents.reasoners.llm import LLMReasoner
 from tender.agents.reasoners.prompts import answer_schema
 from tender.agents.tasks import (ApiKnowledge, BidDecision, BidTask, CategoryCandidate, CategoryMapping, ContractorKnowledge,
                           DecomposeTask, Decomposition, FunctionSpec, MapCategoriesTask, Selection, SelectTask)
-from tests.llm_fake_server import Answer, FakeLLMServer, Hang, ScriptedFallback, Status
+from tests.llm_fake_server import Answer, FakeLLMServer, Hang, Status, llm_reasoner
+from tests.llm_fake_server import fallback, server  # noqa: F401 (fixtures)
 
 DECOMPOSITION = {"functions": [
     {"id": "f1", "name": "find restaurants", "description": "nearby restaurants with their reviews", "depends_on": []},
@@ -33,20 +34,8 @@ def bid(api_ids=(3,)) -> BidTask:
     return BidTask(cfp=cfp, knowledge=ContractorKnowledge(contractor=f"api:{api_ids[0]}", apis=apis))
 
 
-@pytest.fixture
-def server():
-    with FakeLLMServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def fallback():
-    return ScriptedFallback()
-
-
 def reasoner(server, fallback, **options) -> LLMReasoner:
-    settings = {"timeout_s": 1.0, "max_retries": 2, **options}
-    return LLMReasoner(base_url=server.url, model="fake-model", fallback=fallback, **settings)
+    return llm_reasoner(server, fallback, **{"max_retries": 2, **options})
 
 
 def test_a_valid_answer_becomes_the_output_and_its_tokens_are_counted(server, fallback):
