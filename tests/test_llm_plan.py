@@ -105,3 +105,20 @@ def test_the_token_budget_of_a_request(catalog, embedder):
     assert run.plan.cost.tokens.input + run.plan.cost.tokens.output == 240
     assert "Token budget of 130 per request reached: the remaining steps use the offline reasoner." in run.plan.notes
     assert run.plan.apis
+
+
+def test_a_comparison_asks_the_shared_decomposition_once_and_says_what_came_from_the_cache(catalog, embedder, tmp_path):
+    from tender.agents.reasoners.cache import ResponseCache
+
+    with FakeLLMServer(respond=a_sensible_manager) as server:
+        llm_tender = tender(catalog, embedder, server, manager=True, cache=ResponseCache(tmp_path / "cache.db"))
+        first = llm_tender.recommend(Request.create(REQUIREMENT, protocol="manager-led")).plan
+        asked = len(server.requests)
+        second = llm_tender.recommend(Request.create(REQUIREMENT, protocol="collaborative")).plan
+
+    decompositions = [r for r in server.requests if "functions" in r["response_format"]["json_schema"]["schema"]["properties"]]
+    assert len(decompositions) == 1 and len(server.requests) == asked  # collaborative's one manager step: replayed
+    assert first.cost.cache_hits == 0 and first.cost.tokens_from_cache.input == 0
+    assert second.cost.cache_hits == second.cost.llm_calls == 1 and second.cost.fallbacks == 0
+    assert second.cost.tokens_from_cache == second.cost.tokens_by_step["manager.decompose"]
+    assert second.cost.tokens.input == 100  # replayed tokens still count as the step's: the totals stay comparable

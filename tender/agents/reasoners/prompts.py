@@ -206,7 +206,7 @@ def api_card(api: ApiKnowledge, query: set[str]) -> list[str]:
     if api.history:
         uses = sorted(api.history, key=lambda u: -len(query & set(terms(f"{u.name} {u.description}"))))
         shown = "; ".join(f'"{u.name}": {clip(u.description, PAST_USE_CHARS)}' for u in uses[:PAST_USES_SHOWN])
-        lines.append(f"  in {api.usage_count} past mashups, e.g. {shown}")
+        lines.append(f"  in {api.usage_count} past mashup{'s' if api.usage_count != 1 else ''}, e.g. {shown}")
     return lines
 
 
