@@ -176,12 +176,14 @@ def test_runs_with_fallbacks_are_told_apart_and_tokens_are_given_per_step():
     def run(mashup_id, final, fallbacks):
         return Observation(stages={"category": final, "bidding": final, "final": final}, ranked=final, truth=[1],
                            latency_ms=1.0, tokens=(1000, 50), llm=(10, 0, fallbacks), mashup_id=mashup_id,
-                           tokens_by_step={"manager.decompose": (200, 20), "contractor.bid": (800, 30)}, repairs=1, tidied=2)
+                           tokens_by_step={"manager.decompose": (200, 20), "contractor.bid": (800, 30)}, repairs=1, tidied=2,
+                           fallback_notes=["manager, select: the LLM endpoint failed (x); the offline reasoner answered "
+                                           "this step."] if fallbacks else [])
 
     summary = summarise("manager-led", [run(7, [1], 0), run(8, [2], 1)])
 
     llm = summary["llm"]
-    assert llm["runs_with_fallbacks"] == [8]
+    assert llm["runs_with_fallbacks"] == [8] and list(llm["fallback_notes"]) == ["8"]
     assert llm["llm_only"]["runs"] == 1 and llm["llm_only"]["mashups"] == [7]
     assert llm["llm_only"]["stages"]["final"]["f1"] == 1.0 and summary["stages"]["final"]["f1"] == 0.5
     assert llm["tokens_by_step"] == {"contractor.bid": {"input": 800, "output": 30},

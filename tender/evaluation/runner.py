@@ -80,6 +80,7 @@ class Observation:
     tokens_from_cache: tuple[int, int] = (0, 0)
     repairs: int = 0
     tidied: int = 0
+    fallback_notes: list[str] = field(default_factory=list)  # why steps fell back, in the run's own words
 
 
 def splits(config: EvalConfig, full: Catalog) -> list[tuple[list[int], list[Mashup]]]:
@@ -177,7 +178,9 @@ def _observe(method, query, mashup, tender, baseline, config) -> Observation:
                        llm=(plan.cost.llm_calls, plan.cost.cache_hits, plan.cost.fallbacks), mashup_id=mashup.id,
                        tokens_by_step={k: (v.input, v.output) for k, v in plan.cost.tokens_by_step.items()},
                        tokens_from_cache=(plan.cost.tokens_from_cache.input, plan.cost.tokens_from_cache.output),
-                       repairs=plan.cost.repairs, tidied=plan.cost.tidied)
+                       repairs=plan.cost.repairs, tidied=plan.cost.tidied,
+                       fallback_notes=[n for n in plan.notes if "reasoner answered this step" in n
+                                       or n.startswith(("Token budget of", "The LLM endpoint failed"))])
 
 
 def _bid_score(plan, api_id: int) -> float:
@@ -232,6 +235,7 @@ def llm_summary(observations: list[Observation], stages: dict) -> dict:
         "tokens_from_cache": {"input": round(mean(o.tokens_from_cache[0] for o in observations)),
                               "output": round(mean(o.tokens_from_cache[1] for o in observations))},
         "runs_with_fallbacks": [o.mashup_id for o in observations if o.llm[2]],
+        "fallback_notes": {str(o.mashup_id): o.fallback_notes for o in observations if o.fallback_notes},
         "llm_only": {"runs": len(own), "mashups": [o.mashup_id for o in own],
                      "stages": {stage: {"precision": mean(s[0] for s in v), "recall": mean(s[1] for s in v),
                                         "f1": mean(s[2] for s in v)} for stage, v in scores.items()} if own else {}},
