@@ -2,18 +2,20 @@
 one function per need, bids from what an API does, every function served or reported, and no plan where
 nothing fits."""
 
+import numpy as np
 import pytest
 
 from tender.agents.context import RunContext
 from tender.agents.language import language
 from tender.agents.plan import StepStatus
-from tender.agents.reasoners.embedded import EmbeddedReasoner, Policy
+from tender.agents.reasoners.embedded import COLD_FEATURES, FEATURES, BidModel, EmbeddedReasoner, Policy, probability
 from tender.agents.protocols import PROTOCOLS
 from tender.agents.request import Request
 from tender.agents.service import Tender
 from tender.agents.tasks import DecomposeTask, Part
 from tender.agents.text import fragments
 from tender.catalog import Catalog, HashingEmbedder, build_catalog
+from tender.training.tune import fit_cold_model
 from tests.conftest import write_jsonl
 from tests.fixture_data import api_rows
 
@@ -46,6 +48,36 @@ def plan_of(tender: Tender, text: str, **fields):
 ])
 def test_a_requirement_is_cut_into_pieces_that_each_carry_a_content_word(text, pieces):
     assert fragments(text) == pieces
+
+
+@pytest.mark.parametrize("text, pieces", [
+    ("Can you calculate the interest for a $10,000 loan, and check for discounts?",
+     ["Can you calculate the interest for a $10,000 loan", "and check for discounts"]),
+    ("Get stock quotes. Additionally, can you find job offers?", ["Get stock quotes", "Additionally can you find job offers"]),
+    ("I want to learn about the stock market. Any suggestions?", ["I want to learn about the stock market Any suggestions"]),
+])
+def test_numbers_and_words_of_asking_are_not_needs_of_their_own(text, pieces):
+    assert fragments(text) == pieces
+
+
+def test_without_history_a_closer_description_never_lowers_a_bid():
+    model = BidModel.load()
+    assert model.cold is not None and all(w >= 0 for w in model.cold.weights.values())
+    evidence = dict.fromkeys(FEATURES, 0.0) | {"desc_requirement": 0.4, "desc_function": 0.4, "lexical": 0.2,
+                                               "function_vote": 0.2, "description_vote": 0.2}
+    for name in COLD_FEATURES:
+        lower, higher = (np.array(list((evidence | {name: v}).values())) for v in (0.3, 0.6))
+        assert probability(higher, model) >= probability(lower, model), name
+
+
+def test_the_cold_model_fit_keeps_no_weight_below_zero():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, size=(400, len(FEATURES)))
+    # Labels follow desc_function up and lexical down: lexical must come out at zero, not negative.
+    z = 6 * x[:, FEATURES.index("desc_function")] - 4 * x[:, FEATURES.index("lexical")] - 1
+    y = (rng.uniform(0, 1, 400) < 1 / (1 + np.exp(-z))).astype(float)
+    cold = fit_cold_model(x, y)
+    assert cold.weights["lexical"] == 0.0 and cold.weights["desc_function"] > 0
 
 
 def test_pieces_explained_by_the_same_apis_are_one_function_and_the_others_their_own():

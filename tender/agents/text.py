@@ -94,26 +94,43 @@ def mask_names(text: str, names: list[str]) -> str:
     return re.sub(r"\s{2,}", " ", text).strip()
 
 
+# A comma cuts, except inside a number ("$10,000").
 _BOUNDARY = re.compile(
-    r"[.!?;:]+\s+|\n+|,\s*|\s+(?:and then|and also|as well as|along with|together with|so that|in order to|including|"
+    r"[.!?;:]+\s+|\n+|(?<!\d),\s*|,\s+|\s+(?:and then|and also|as well as|along with|together with|so that|in order to|including|"
     r"and|with|when|whenever|once|then|plus|also|while|where|that|which|on an?|onto an?|via|alongside)\s+", re.I)
+
+
+# Words of asking, not of needing: a piece made only of these ("Additionally", "can you find", "Any suggestions?",
+# "I'm going") is how the request is put, and joins the next piece.
+_ASKING = frozenset("""
+additionally furthermore moreover besides afterwards finally first next lastly along addition please kindly thank
+thanks hi hello hey suggest suggestion suggestions recommend recommendation recommendations find tell know give help
+wonder wondering interested interest planning plan going looking look trying try able possible sure idea ideas im ive
+id ll re ve don isn doesn let lets
+""".split())
+
+
+def is_asking(piece: str) -> bool:
+    """Whether a piece holds no content word but words of asking."""
+    from .lexicon import terms
+
+    return all(w in _ASKING for w in re.findall(r"[a-z]+", piece.lower()) if terms(w))
 
 
 def fragments(text: str) -> list[str]:
     """Candidate needs: the requirement cut at conjunctions, relative pronouns and 'with'/'when'/'on a', each
-    piece keeping at least one content word (a piece with none, such as 'an app' or 'me', joins the next).
+    piece keeping at least one content word (a piece with none, such as 'an app', 'me' or 'can you tell me',
+    joins the next).
     Many pieces are parts of one need ('nearby restaurants' ... 'their reviews'); the manager merges those that
     the same APIs explain."""
-    from .lexicon import terms
-
-    pieces = [p.strip(" ,;.:!?") for p in _BOUNDARY.split(text.strip())]
+    pieces = [p.strip(" ,;.:!?\"'") for p in _BOUNDARY.split(text.strip())]
     out: list[str] = []
     pending = ""
     for piece in pieces:
         if not piece:
             continue
         joined = f"{pending} {piece}".strip() if pending else piece
-        if terms(piece):
+        if not is_asking(piece):
             out.append(joined)
             pending = ""
         else:

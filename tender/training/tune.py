@@ -6,6 +6,8 @@ mashups are during an evaluation. Queries are used both as written and with API 
 
     python -m tender.training.tune --db catalog.db           # prints the fitted model and policy
     python -m tender.training.tune --db catalog.db --write   # and writes the model to agents/reasoners/bid_model.json
+    python -m tender.training.tune --db catalog.db --cold-db metatool.db \
+        --cold-requests ../shared/data/metatool/queries.jsonl --write    # the cold model also learns from MetaTool
 """
 
 import argparse
@@ -19,8 +21,8 @@ from tqdm import tqdm
 from tender.settings import Settings
 from tender.agents.context import RunContext
 from tender.agents.manager import Manager, Negotiation
-from tender.agents.reasoners.embedded import (MODEL_FILE, TERMS, BidModel, EmbeddedReasoner, Policy, clause_vectors, features,
-                                       terms)
+from tender.agents.reasoners.embedded import (COLD_FEATURES, FEATURES, MODEL_FILE, TERMS, BidModel, ColdBidModel,
+                                              EmbeddedReasoner, Policy, clause_vectors, features, terms)
 from tender.agents.request import Request
 from tender.agents.service import Tender
 from tender.agents.tasks import CoUsageEdge, SelectTask
@@ -58,6 +60,24 @@ def fit_bid_model(x: np.ndarray, y: np.ndarray, l2: float = 30.0, fitted_on: str
     raw = w[1:] / scale
     return BidModel(bias=float(w[0] - raw @ mean), weights={name: float(v) for name, v in zip(TERMS, raw)},
                     fitted_on=fitted_on)
+
+
+def fit_cold_model(x: np.ndarray, y: np.ndarray, l2: float = 1.0, fitted_on: str = "") -> ColdBidModel:
+    """Logistic regression over COLD_FEATURES with no weight below zero: a feature that comes out negative is
+    dropped (weight 0) and the rest refitted, so that more similarity never lowers a bid."""
+    design = x[:, [FEATURES.index(name) for name in COLD_FEATURES]]
+    mean, scale = design.mean(axis=0), design.std(axis=0) + 1e-9
+    kept = list(range(len(COLD_FEATURES)))
+    while True:
+        w = fit_logistic((design[:, kept] - mean[kept]) / scale[kept], y, l2=l2)
+        negative = [kept[i] for i, v in enumerate(w[1:]) if v < 0]
+        if not negative:
+            break
+        kept = [k for k in kept if k not in negative]
+    raw = np.zeros(len(COLD_FEATURES))
+    raw[kept] = w[1:] / scale[kept]
+    return ColdBidModel(bias=float(w[0] - raw[kept] @ mean[kept]),
+                        weights={name: float(v) for name, v in zip(COLD_FEATURES, raw)}, fitted_on=fitted_on)
 
 
 def tuning_queries(full: Catalog, n: int, seed: int, report_seed: int, report_sample: int):
@@ -149,6 +169,10 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=TUNING_SEED)
     parser.add_argument("--report-seed", type=int, default=REPORT_SEED)
     parser.add_argument("--report-sample", type=int, default=REPORT_SAMPLE)
+    parser.add_argument("--cold-db", help="a catalogue without usage history whose requests also teach the cold "
+                                           "model (e.g. MetaTool's), with --cold-requests")
+    parser.add_argument("--cold-requests", help="its requests (JSONL with description and api_ids); only the even ids "
+                                                "(the tune half) are used")
     parser.add_argument("--write", action="store_true", help=f"write the fitted bid model to {MODEL_FILE}")
     args = parser.parse_args(argv)
     embedder = Settings.from_env().embedder()
@@ -157,11 +181,24 @@ def main(argv=None):
     catalog = Catalog(args.db, embedder=embedder, exclude_mashups=set(ids) | set(reported))
     tender = Tender(catalog)
     x, y = collect_features(tender, queries)
-    model = fit_bid_model(x, y, fitted_on=f"{len(ids)} tuning mashups (seed {args.seed}) as written and masked, "
-                                          f"{len(y)} candidate bids; `python -m tender.training.tune --write`")
+    # Each model learns from the bids it will judge: the pairwise one from APIs with usage history, the cold one
+    # from those without (the hidden-history queries, and any history-free catalogue given).
+    warm = x[:, FEATURES.index("has_history")] == 1
+    cold_x, cold_y, cold_from = x[~warm], y[~warm], f"{len(ids)} tuning mashups without history"
+    if args.cold_db and args.cold_requests:
+        extra = [json.loads(line) for line in open(args.cold_requests) if line.strip()]
+        extra = [(r["description"], set(r["api_ids"])) for r in extra if r["id"] % 2 == 0]
+        ex, ey = collect_features(Tender(Catalog(args.cold_db, embedder=embedder)), extra, hide_history_every=0)
+        cold_x, cold_y = np.vstack([cold_x, ex]), np.concatenate([cold_y, ey])
+        cold_from += f" and {len(extra)} requests of {args.cold_requests} (even ids)"
+    model = fit_bid_model(x[warm], y[warm], fitted_on=f"{len(ids)} tuning mashups (seed {args.seed}) as written and "
+                                                      f"masked, {int(warm.sum())} candidate bids of APIs with history; "
+                                                      "`python -m tender.training.tune --write`")
+    cold = fit_cold_model(cold_x, cold_y, fitted_on=f"{cold_from}, {len(cold_y)} candidate bids")
     # The encoder the features came from: Tender refuses the model with any other (see catalog/encoders.py).
-    model = model.model_copy(update={"encoder": embedder.encoder})
+    model = model.model_copy(update={"encoder": embedder.encoder, "cold": cold})
     print("bid model:", json.dumps({"bias": round(model.bias, 3), **{k: round(v, 3) for k, v in model.weights.items()}}))
+    print("cold bid model:", json.dumps({"bias": round(cold.bias, 3), **{k: round(v, 3) for k, v in cold.weights.items()}}))
     if args.write:
         MODEL_FILE.write_text(model.model_dump_json(indent=2) + "\n")
         print(f"written to {MODEL_FILE}")

@@ -45,6 +45,12 @@ FEATURES = ("desc_requirement", "desc_function", "history_max", "history_soft", 
 TERMS = FEATURES + tuple(f"{a}*{b}" for i, a in enumerate(FEATURES) for b in FEATURES[i:])
 MODEL_FILE = Path(__file__).with_name("bid_model.json")
 _PAIRS = np.triu_indices(len(FEATURES))
+# An API without usage history is judged by what it says it does, on a model of its own: linear in these, every
+# weight at least zero (more similarity never lowers a bid). The pairwise model, fitted where history speaks
+# loudest, read description evidence through products with it and could rank a closer description lower.
+COLD_FEATURES = ("desc_requirement", "desc_function", "named", "description_vote", "lexical", "function_vote")
+_COLD = [FEATURES.index(name) for name in COLD_FEATURES]
+_HAS_HISTORY = FEATURES.index("has_history")
 
 
 def terms(x: np.ndarray) -> np.ndarray:
@@ -54,15 +60,37 @@ def terms(x: np.ndarray) -> np.ndarray:
     return expanded[0] if expanded.shape[0] == 1 else expanded
 
 
+class ColdBidModel(BaseModel):
+    """Logistic weights over COLD_FEATURES, for APIs without usage history."""
+
+    model_config = ConfigDict(frozen=True)
+
+    bias: float
+    weights: dict[str, float] = Field(description="One weight per name of COLD_FEATURES, none below zero.")
+    fitted_on: str = ""
+
+    @model_validator(mode="after")
+    def _every_feature(self):
+        missing = set(COLD_FEATURES) - set(self.weights)
+        if missing:
+            raise ValueError(f"cold bid model lacks weights for {sorted(missing)}; refit with `python -m tender.training.tune --write`")
+        return self
+
+    @cached_property
+    def vector(self) -> np.ndarray:
+        return np.array([self.weights[name] for name in COLD_FEATURES])
+
+
 class BidModel(BaseModel):
     """Logistic weights over TERMS, fitted by `python -m tender.training.tune --write` on the tuning mashups (seed 1,
     queries as written and masked; the seed-0 test sample excluded and left out of the catalogue) and kept in
-    bid_model.json beside this module."""
+    bid_model.json beside this module; with `cold`, the model for APIs without usage history."""
 
     model_config = ConfigDict(frozen=True)
 
     bias: float
     weights: dict[str, float] = Field(description="One weight per term of TERMS.")
+    cold: ColdBidModel | None = None
     temperature: float = 0.05  # of the soft maximum over the history's similarities
     fitted_on: str = ""
     # The encoder whose vectors it was fitted on; a file without it was fitted on the stock encoder.
@@ -157,7 +185,10 @@ def clause_vectors(encoder: QueryEncoder, requirement: str,
 
 
 def probability(x: np.ndarray, model: BidModel) -> float:
-    z = float(model.bias + terms(x) @ model.vector)
+    if model.cold is not None and x[_HAS_HISTORY] == 0:
+        z = float(model.cold.bias + x[_COLD] @ model.cold.vector)
+    else:
+        z = float(model.bias + terms(x) @ model.vector)
     return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
 
