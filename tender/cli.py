@@ -319,15 +319,18 @@ def make_tender(settings: Settings, catalog, backends: dict):
     from tender.agents.service import Tender
 
     manager_backend, contractor_backend = backends.get("manager_backend", "offline"), backends.get("contractor_backend", "offline")
-    if manager_backend == contractor_backend == "offline":
-        return Tender(catalog)
     from tender.agents.reasoners.factory import build_reasoners, llm_settings
+
+    if manager_backend == contractor_backend == "offline":
+        manager, contractors = build_reasoners(catalog.embedder, bid_model=settings.bid_model_path)
+        return Tender(catalog, manager=manager, contractors=contractors)
 
     llm = llm_settings(settings, base_url=backends.get("llm_base_url"), model=backends.get("llm_model"),
                        api_key=backends.get("llm_api_key"), timeout_s=backends.get("llm_timeout"),
                        max_in_flight=backends.get("llm_in_flight"), use_cache=False if backends.get("no_cache") else None,
                        max_tokens_per_request=backends.get("max_tokens_per_request"))
-    manager, contractors = build_reasoners(catalog.embedder, manager_backend, contractor_backend, llm)
+    manager, contractors = build_reasoners(catalog.embedder, manager_backend, contractor_backend, llm,
+                                           settings.bid_model_path)
     return Tender(catalog, manager=manager, contractors=contractors)
 
 

@@ -11,10 +11,11 @@ from tender.agents.plan import StepStatus
 from tender.agents.reasoners.embedded import COLD_FEATURES, FEATURES, BidModel, EmbeddedReasoner, Policy, probability
 from tender.agents.protocols import PROTOCOLS
 from tender.agents.request import Request
+from tender.agents.reasoners.factory import build_reasoners
 from tender.agents.service import Tender
 from tender.agents.tasks import DecomposeTask, Part
 from tender.agents.text import fragments
-from tender.catalog import Catalog, HashingEmbedder, build_catalog
+from tender.catalog import Catalog, HashingEmbedder, TenderError, build_catalog
 from tender.training.tune import fit_cold_model
 from tests.conftest import write_jsonl
 from tests.fixture_data import api_rows
@@ -144,3 +145,29 @@ def test_a_requirement_in_another_language_gets_a_note_that_the_catalogue_is_eng
     assert language("a dashboard of stock prices and related news") == "en"
     plan = plan_of(cold, "una aplicación para enviar mensajes de texto a mis clientes")
     assert any("Spanish" in note and "English" in note for note in plan.notes)
+
+
+def test_a_refitted_bid_model_file_is_used_where_one_is_given(cold_catalog_path, embedder, tmp_path):
+    shipped = BidModel.load()
+    refusing = shipped.model_copy(update={"cold": shipped.cold.model_copy(update={"bias": -40.0})})
+    path = tmp_path / "bids.json"
+    path.write_text(refusing.model_dump_json())
+    manager, contractors = build_reasoners(embedder, bid_model=path)
+    tender = Tender(Catalog(cold_catalog_path, embedder=embedder), manager=manager, contractors=contractors)
+
+    plan = plan_of(tender, "send SMS text messages to my customers")
+
+    assert plan.apis == [] and plan.stages.bidding == []
+
+
+def test_an_unreadable_bid_model_file_is_refused_naming_the_setting(embedder, tmp_path):
+    (tmp_path / "bids.json").write_text("{}")
+    with pytest.raises(TenderError, match="TENDER_BID_MODEL"):
+        build_reasoners(embedder, bid_model=tmp_path / "bids.json")
+
+
+def test_reasoners_made_before_the_catalogue_learn_its_words(cold_catalog_path, embedder):
+    # The LLM backend falls back on an embedded reasoner the factory made without a catalogue at hand.
+    manager, contractors = build_reasoners(embedder)
+    tender = Tender(Catalog(cold_catalog_path, embedder=embedder), manager=manager, contractors=contractors)
+    assert tender.manager_reasoner.lexicon is tender.lexicon

@@ -36,6 +36,8 @@ class Tender:
 
             default = EmbeddedReasoner(self.encoder, lexicon=self.lexicon)
             manager, contractors = manager or default, contractors or default
+        for reasoner in (manager, contractors):
+            reasoner.know_catalogue(self.lexicon)
         self.manager_reasoner = manager
         self.contractor_reasoner = contractors
         self._pools: dict[str, ContractorPool] = {}

@@ -73,17 +73,15 @@ class AppContext:
         catalog = self.require_catalog()
         with self._lock:
             if (manager, contractors) not in self.tenders:
-                if (manager, contractors) == ("offline", "offline"):
-                    tender = Tender(catalog)
-                else:
-                    tender = Tender(catalog, **self._reasoners(catalog, manager, contractors))
+                tender = Tender(catalog, **self._reasoners(catalog, manager, contractors))
                 self.tenders[manager, contractors] = tender
             return self.tenders[manager, contractors]
 
     def _reasoners(self, catalog: Catalog, manager: str, contractors: str) -> dict:
         from tender.agents.reasoners.factory import build_reasoners, llm_settings
 
-        built = build_reasoners(catalog.embedder, manager, contractors, llm_settings(self.settings))
+        built = build_reasoners(catalog.embedder, manager, contractors, llm_settings(self.settings),
+                                self.settings.bid_model_path)
         return {"manager": built[0], "contractors": built[1]}
 
     def close(self) -> None:

@@ -11,6 +11,7 @@ mashups are during an evaluation. Queries are used both as written and with API 
 """
 
 import argparse
+from pathlib import Path
 import itertools
 import json
 from dataclasses import replace
@@ -31,6 +32,7 @@ from tender.agents.text import clauses, mask_names
 from tender.catalog import Catalog
 
 from tender.evaluation.metrics import mean, prf
+from tender.evaluation.runner import r2api_fold
 from tender.evaluation.split import REPORT_SAMPLE, REPORT_SEED, TUNING_SAMPLE, TUNING_SEED, sample_ids, tuning_ids
 
 
@@ -80,10 +82,12 @@ def fit_cold_model(x: np.ndarray, y: np.ndarray, l2: float = 1.0, fitted_on: str
                         weights={name: float(v) for name, v in zip(COLD_FEATURES, raw)}, fitted_on=fitted_on)
 
 
-def tuning_queries(full: Catalog, n: int, seed: int, report_seed: int, report_sample: int):
+def tuning_queries(full: Catalog, n: int, seed: int, report_seed: int, report_sample: int, held_out=()):
+    """The tuning mashups' ids, the reported sample's ids (with `held_out`, e.g. an R2API test fold: never tuned
+    on, always left out of the catalogue) and the tuning queries as written and masked."""
     all_ids = [m.id for m in full.mashups()]
-    reported = sample_ids(all_ids, report_sample, report_seed)
-    ids = tuning_ids(all_ids, n, seed, report_sample, report_seed)
+    reported = sorted(set(sample_ids(all_ids, report_sample, report_seed)) | set(held_out))
+    ids = [i for i in tuning_ids(all_ids, n, seed, report_sample, report_seed) if i not in set(held_out)]
     names = [a.name for a in full.apis()]
     queries = []
     for i in ids:
@@ -173,11 +177,18 @@ def main(argv=None):
                                            "model (e.g. MetaTool's), with --cold-requests")
     parser.add_argument("--cold-requests", help="its requests (JSONL with description and api_ids); only the even ids "
                                                 "(the tune half) are used")
+    parser.add_argument("--exclude-r2api-fold", type=int, metavar="K",
+                        help="leave the R2API paper's test fold K out of the tuning and the catalogue (for "
+                             "`tender eval --r2api-fold K` with TENDER_BID_MODEL set to the --out file)")
     parser.add_argument("--write", action="store_true", help=f"write the fitted bid model to {MODEL_FILE}")
+    parser.add_argument("--out", type=Path, help="write the fitted bid model here instead (use it with TENDER_BID_MODEL)")
+    parser.add_argument("--no-selection", action="store_true", help="skip the search of selection thresholds")
     args = parser.parse_args(argv)
-    embedder = Settings.from_env().embedder()
+    settings = Settings.from_env()
+    embedder = settings.embedder()
     full = Catalog(args.db)
-    ids, reported, queries = tuning_queries(full, args.sample, args.seed, args.report_seed, args.report_sample)
+    held_out = r2api_fold(settings.data_dir / "r2api_folds", args.exclude_r2api_fold) if args.exclude_r2api_fold else []
+    ids, reported, queries = tuning_queries(full, args.sample, args.seed, args.report_seed, args.report_sample, held_out)
     catalog = Catalog(args.db, embedder=embedder, exclude_mashups=set(ids) | set(reported))
     tender = Tender(catalog)
     x, y = collect_features(tender, queries)
@@ -199,9 +210,12 @@ def main(argv=None):
     model = model.model_copy(update={"encoder": embedder.encoder, "cold": cold})
     print("bid model:", json.dumps({"bias": round(model.bias, 3), **{k: round(v, 3) for k, v in model.weights.items()}}))
     print("cold bid model:", json.dumps({"bias": round(cold.bias, 3), **{k: round(v, 3) for k, v in cold.weights.items()}}))
-    if args.write:
-        MODEL_FILE.write_text(model.model_dump_json(indent=2) + "\n")
-        print(f"written to {MODEL_FILE}")
+    if args.write or args.out:
+        target = args.out or MODEL_FILE
+        target.write_text(model.model_dump_json(indent=2) + "\n")
+        print(f"written to {target}")
+    if args.no_selection:
+        return
     reasoner = EmbeddedReasoner(tender.encoder, model, replace(Policy(), self_select_at=0.02))
     (f1, missing, bonus), (collab_f1, collab_t) = selection_grid(tender, queries, reasoner)
     print(f"selection: expected_missing={missing} co_usage_bonus={bonus} (tuning F1 {f1:.3f})")

@@ -18,6 +18,13 @@ class Reasoner(ABC):
     def run(self, task: Task, context: RunContext) -> BaseModel:
         """Answer the task with an instance of `type(task).output`."""
 
+    def know_catalogue(self, lexicon) -> None:
+        """Learn the catalogue's words (a Lexicon), for a reasoner made before the catalogue was opened; one that
+        falls back on another passes them on."""
+        fallback = getattr(self, "fallback", None)
+        if isinstance(fallback, Reasoner):
+            fallback.know_catalogue(lexicon)
+
     def run_batch(self, tasks: list[Task], context: RunContext) -> list[BaseModel]:
         """Answer several tasks of one step; a reasoner that can answer them together (in one LLM call) does."""
         return [self.run(task, context) for task in tasks]

@@ -192,13 +192,13 @@ def probability(x: np.ndarray, model: BidModel) -> float:
     return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
 
-def check_bid_model(model: BidModel, embedder) -> None:
+def check_bid_model(model: BidModel, embedder, name: str = MODEL_FILE.name) -> None:
     """Raise EncoderMismatch if the shipped bid model was fitted on another encoder's vectors than `embedder`'s.
     The hashing embedder is exempt: it exists for tests, which run the shipped model on it knowingly."""
     if embedder.encoder.name.startswith("hashing"):
         return
     recorded = model.encoder or recorded_encoder(STOCK_NAME, None)
-    check_encoder(f"The bid model {MODEL_FILE.name}", recorded, embedder.encoder,
+    check_encoder(f"The bid model {name}", recorded, embedder.encoder,
                   "Use the encoder it was fitted on (unset TENDER_EMBEDDING_MODEL for the stock one), or refit it for "
                   "this encoder: `python -m tender.training.tune --db <catalogue built with it> --write`.")
 
@@ -213,6 +213,11 @@ class EmbeddedReasoner(Reasoner):
         self.policy = policy or Policy()
         # The catalogue's word statistics (for lexical evidence); without them a bid weighs no words.
         self.lexicon = lexicon
+
+    def know_catalogue(self, lexicon) -> None:
+        # A reasoner built by the factory meets its catalogue here; one given words of its own keeps them.
+        if self.lexicon is None:
+            self.lexicon = lexicon
 
     @property
     def model(self) -> BidModel:
