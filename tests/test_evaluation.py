@@ -10,7 +10,7 @@ import pytest
 
 from tender.agents.service import Tender
 from tender.catalog import Catalog
-from tender.evaluation.metrics import ndcg_at, percentile, precision_at, prf, recall_at
+from tender.evaluation.metrics import average_precision_at, ndcg_at, percentile, precision_at, prf, recall_at
 from tender.evaluation.runner import METHODS, EvalConfig, LeakError, NothingToValidate, evaluate
 from tender.evaluation.split import folds, sample_ids, tuning_ids, validation_pool
 
@@ -39,6 +39,12 @@ def test_ndcg_against_a_worked_example():
     # Hits at ranks 1 and 3 out of a true set of two: DCG = 1 + 1/log2(4) = 1.5, ideal = 1 + 1/log2(3).
     assert ndcg_at([1, 5, 2], [1, 2], 3) == pytest.approx(1.5 / (1 + 1 / math.log2(3)))
     assert ndcg_at([1, 5, 2], [1, 2], 3) == pytest.approx(0.9197, abs=1e-4)
+
+
+def test_map_averages_the_precision_at_each_hit_over_the_hits_as_r2api_does():
+    # Hits at ranks 1 and 3: (1/1 + 2/3) / 2 hits, though three APIs were right (R2API's metric.py divides by hits).
+    assert average_precision_at([1, 5, 2, 7], [1, 2, 9], 5) == pytest.approx((1 + 2 / 3) / 2)
+    assert average_precision_at([5, 6], [1], 5) == 0.0
 
 
 def test_percentiles_interpolate():

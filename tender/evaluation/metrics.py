@@ -33,6 +33,18 @@ def ndcg_at(ranked: Sequence[int], truth: Iterable[int], k: int) -> float:
     return dcg / ideal if ideal else 0.0
 
 
+def average_precision_at(ranked: Sequence[int], truth: Iterable[int], k: int) -> float:
+    """MAP@k as R2API's metric.py computes it: the precision at each hit in the first k, averaged over those
+    hits (not over the true APIs); 0 without a hit."""
+    truth = set(truth)
+    hits, total = 0, 0.0
+    for rank, a in enumerate(ranked[:k], start=1):
+        if a in truth:
+            hits += 1
+            total += hits / rank
+    return total / hits if hits else 0.0
+
+
 def mean(values: Iterable[float]) -> float:
     values = list(values)
     return sum(values) / len(values) if values else 0.0

@@ -9,6 +9,9 @@ PAPER = {  # Table I (P, R, F1 of the final stage) and Table II (tokens a reques
     "single-agent": ((0.137, 0.141, 0.130), 42_904),
 }
 
+# R2API (IEEE TSE 51(9), 2025), its README's fold 1: P@5, R@5, MAP@5, NDCG@5, R@10, NDCG@10
+R2API_FOLD_1 = (0.202, 0.709, 0.725, 0.682, 0.759, 0.701)
+
 
 def markdown(result: dict) -> str:
     results = result["results"]
@@ -26,6 +29,13 @@ def markdown(result: dict) -> str:
             f"| {method} | {r['avg_apis']:.2f} | {k['p@1']:.3f} | {k['r@5']:.3f} | {k['ndcg@5']:.3f} | {k['ndcg@10']:.3f} | "
             f"{r['tokens']['input']:,}/{r['tokens']['output']:,} | {paper} | {r['contractors_contacted']:.1f} | "
             f"{r['messages']:.1f} | {r['latency_ms']['p50']:.1f} | {r['latency_ms']['p95']:.1f} |")
+    if result.get("config", {}).get("r2api_fold"):  # the R2API paper's metrics, beside its fold-1 figures
+        lines += ["", "| method | P@5 | R@5 | MAP@5 | NDCG@5 | R@10 | NDCG@10 |", "|---|---:|---:|---:|---:|---:|---:|"]
+        for method, r in results.items():
+            k = r["ranking"]
+            lines.append(f"| {method} | {k['p@5']:.3f} | {k['r@5']:.3f} | {k.get('map@5', 0):.3f} | {k['ndcg@5']:.3f} | "
+                         f"{k['r@10']:.3f} | {k['ndcg@10']:.3f} |")
+        lines.append("| R2API (paper, fold 1) | " + " | ".join(f"{v:.3f}" for v in R2API_FOLD_1) + " |")
     llm = {m: r["llm"] for m, r in results.items() if r.get("llm", {}).get("calls") or r.get("llm", {}).get("fallbacks")}
     if llm:  # only when an LLM took part: how much of each run it answered
         lines += ["", "| method | LLM calls a request | of them from the cache | repairs | tidied | steps fallen back "

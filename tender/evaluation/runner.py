@@ -19,7 +19,7 @@ from tender.catalog import Catalog, Mashup, TenderError, read_jsonl
 from tender.errors import DataMissing
 
 from .baselines import BASELINES
-from .metrics import mean, ndcg_at, percentile, precision_at, prf, recall_at
+from .metrics import average_precision_at, mean, ndcg_at, percentile, precision_at, prf, recall_at
 from .split import encoder_ids, sample_ids, validation_pool
 from .split import folds as make_folds
 
@@ -203,6 +203,7 @@ def summarise(method: str, observations: list[Observation]) -> dict:
         ranking[f"p@{k}"] = mean(precision_at(o.ranked, o.truth, k) for o in observations)
         ranking[f"r@{k}"] = mean(recall_at(o.ranked, o.truth, k) for o in observations)
         ranking[f"ndcg@{k}"] = mean(ndcg_at(o.ranked, o.truth, k) for o in observations)
+        ranking[f"map@{k}"] = mean(average_precision_at(o.ranked, o.truth, k) for o in observations)
     latencies = [o.latency_ms for o in observations if o.error is None]
     summary: dict = {
         "stages": stages,
