@@ -32,6 +32,9 @@ class Router:
             for name in catalog.get_api(int(api_id)).categories:
                 rows_of.setdefault(name, []).append(row)
         self._category_rows = {name: np.array(rows) for name, rows in rows_of.items()}
+        # Items of no category (an OpenAPI operation without tags, an MCP tool) beside others that have some:
+        # an announced category cannot rule them out, so they stay eligible and compete on their profile.
+        self._uncategorised = np.array([not catalog.get_api(int(i)).categories for i in self.api_ids], dtype=bool)
         provider_rows: dict[str, list[int]] = {}
         for row, api_id in enumerate(self.api_ids):
             provider_rows.setdefault(catalog.get_api(int(api_id)).provider_name, []).append(row)
@@ -58,11 +61,12 @@ class Router:
         for category in excluded_categories:
             mask[self._category_rows.get(category, [])] = False
         if self.organisation in ("api", "provider"):
-            # An item is eligible unless excluded, and only inside the announced categories when there are some.
+            # An item is eligible unless excluded, and only inside the announced categories when there are some
+            # (or outside every category).
             if excluded_apis:
                 mask &= ~np.isin(self.api_ids, list(excluded_apis))
             if cfp.categories:
-                inside = np.zeros_like(mask)
+                inside = self._uncategorised.copy()
                 for category in cfp.categories:
                     inside[self._category_rows.get(category, [])] = True
                 mask &= inside
