@@ -11,7 +11,7 @@ import pytest
 from tender.agents.service import Tender
 from tender.catalog import Catalog
 from tender.evaluation.metrics import average_precision_at, ndcg_at, percentile, precision_at, prf, recall_at
-from tender.evaluation.runner import METHODS, EvalConfig, LeakError, NothingToValidate, evaluate
+from tender.evaluation.runner import METHODS, EvalConfig, LeakError, NothingToValidate, calibration, evaluate
 from tender.evaluation.split import folds, sample_ids, tuning_ids, validation_pool
 
 
@@ -196,3 +196,10 @@ def test_runs_with_fallbacks_are_told_apart_and_tokens_are_given_per_step():
                                      "manager.decompose": {"input": 200, "output": 20}}
     assert llm["repairs"] == 1 and llm["tidied"] == 2
     assert "| manager-led | 10.0 | 0.0 | 1.0 | 2.0 | 0.5 | 1 | 1.000 |" in markdown({"results": {"manager-led": summary}})
+
+
+def test_calibration_counts_the_recommended_apis_and_the_share_right_per_band_of_confidence():
+    bands = calibration([(0.05, False), (0.08, True), (0.6, True), (0.65, True), (0.66, False), (1.0, True)])
+    assert bands == [{"confidence": "0.0-0.1", "apis": 2, "right": 0.5},
+                     {"confidence": "0.5-0.7", "apis": 3, "right": 0.667},
+                     {"confidence": "0.7-1.0", "apis": 1, "right": 1.0}]

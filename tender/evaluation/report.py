@@ -29,6 +29,10 @@ def markdown(result: dict) -> str:
             f"| {method} | {r['avg_apis']:.2f} | {k['p@1']:.3f} | {k['r@5']:.3f} | {k['ndcg@5']:.3f} | {k['ndcg@10']:.3f} | "
             f"{r['tokens']['input']:,}/{r['tokens']['output']:,} | {paper} | {r['contractors_contacted']:.1f} | "
             f"{r['messages']:.1f} | {r['latency_ms']['p50']:.1f} | {r['latency_ms']['p95']:.1f} |")
+    bands = {m: r.get("calibration") for m, r in results.items() if r.get("calibration")}
+    if bands:  # how often a recommended API was right, by the confidence the plan gave it
+        lines += ["", "| method | confidence | APIs recommended | share right |", "|---|---|---:|---:|"]
+        lines += [f"| {m} | {b['confidence']} | {b['apis']} | {b['right']:.3f} |" for m, bs in bands.items() for b in bs]
     if result.get("config", {}).get("r2api_fold"):  # the R2API paper's metrics, beside its fold-1 figures
         lines += ["", "| method | P@5 | R@5 | MAP@5 | NDCG@5 | R@10 | NDCG@10 |", "|---|---:|---:|---:|---:|---:|---:|"]
         for method, r in results.items():

@@ -81,6 +81,8 @@ class Observation:
     repairs: int = 0
     tidied: int = 0
     fallback_notes: list[str] = field(default_factory=list)  # why steps fell back, in the run's own words
+    # (confidence, right) of each API in the final set: how far a plan's confidence can be taken at its word
+    confidences: list[tuple[float, bool]] = field(default_factory=list)
 
 
 def splits(config: EvalConfig, full: Catalog) -> list[tuple[list[int], list[Mashup]]]:
@@ -180,7 +182,8 @@ def _observe(method, query, mashup, tender, baseline, config) -> Observation:
                        tokens_from_cache=(plan.cost.tokens_from_cache.input, plan.cost.tokens_from_cache.output),
                        repairs=plan.cost.repairs, tidied=plan.cost.tidied,
                        fallback_notes=[n for n in plan.notes if "reasoner answered this step" in n
-                                       or n.startswith(("Token budget of", "The LLM endpoint failed"))])
+                                       or n.startswith(("Token budget of", "The LLM endpoint failed"))],
+                       confidences=[(_bid_score(plan, a), a in truth) for a in plan.stages.final])
 
 
 def _bid_score(plan, api_id: int) -> float:
@@ -188,6 +191,21 @@ def _bid_score(plan, api_id: int) -> float:
         if api.api_id == api_id:
             return api.score
     return 0.0
+
+
+CONFIDENCE_BINS = (0.0, 0.1, 0.3, 0.5, 0.7, 1.0)
+
+
+def calibration(confidences: list[tuple[float, bool]]) -> list[dict]:
+    """Per band of confidence, how many recommended APIs fell in it and how many of them were right: a
+    calibrated band's share right is near its confidence."""
+    bands = []
+    for low, high in zip(CONFIDENCE_BINS, CONFIDENCE_BINS[1:]):
+        inside = [right for c, right in confidences if low <= c < high or (high == 1.0 and c == 1.0)]
+        if inside:
+            bands.append({"confidence": f"{low:.1f}-{high:.1f}", "apis": len(inside),
+                          "right": round(sum(inside) / len(inside), 3)})
+    return bands
 
 
 def summarise(method: str, observations: list[Observation]) -> dict:
@@ -214,6 +232,7 @@ def summarise(method: str, observations: list[Observation]) -> dict:
         "messages": mean(o.messages for o in observations),
         "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
         "errors": sum(o.error is not None for o in observations),
+        "calibration": calibration([c for o in observations for c in o.confidences]),
         "llm": {name: mean(o.llm[i] for o in observations) for i, name in enumerate(("calls", "cache_hits", "fallbacks"))},
     }
     if any(o.llm[0] or o.llm[2] for o in observations):
