@@ -171,3 +171,17 @@ def test_reasoners_made_before_the_catalogue_learn_its_words(cold_catalog_path, 
     manager, contractors = build_reasoners(embedder)
     tender = Tender(Catalog(cold_catalog_path, embedder=embedder), manager=manager, contractors=contractors)
     assert tender.manager_reasoner.lexicon is tender.lexicon
+
+
+def test_with_history_a_bid_still_weighs_what_the_description_says():
+    model = BidModel.load()
+    assert 0 < model.description_share < 1
+    # Two APIs equally used by similar past apps; only one's description matches the function.
+    history = dict.fromkeys(FEATURES, 0.0) | {"history_max": 0.6, "history_soft": 0.6, "usage_log": 5.0,
+                                              "neighbour_vote": 0.3, "clause_vote": 0.3, "history_centroid": 0.4,
+                                              "has_history": 1.0}
+    described = history | {"desc_requirement": 0.6, "desc_function": 0.6, "lexical": 0.5, "function_vote": 0.4,
+                           "description_vote": 0.4}
+    undescribed = history | {"desc_requirement": 0.05, "desc_function": 0.05}
+    as_vector = lambda evidence: np.array([evidence[name] for name in FEATURES])  # noqa: E731
+    assert probability(as_vector(described), model) > probability(as_vector(undescribed), model)

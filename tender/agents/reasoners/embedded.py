@@ -91,6 +91,9 @@ class BidModel(BaseModel):
     bias: float
     weights: dict[str, float] = Field(description="One weight per term of TERMS.")
     cold: ColdBidModel | None = None
+    # How much of an API's bid with usage history is its description's (cold) bid, on the log-odds scale: the
+    # history-only bid crowned popular APIs for requirements their descriptions do not touch.
+    description_share: float = 0.0
     temperature: float = 0.05  # of the soft maximum over the history's similarities
     fitted_on: str = ""
     # The encoder whose vectors it was fitted on; a file without it was fitted on the stock encoder.
@@ -189,10 +192,13 @@ def clause_vectors(encoder: QueryEncoder, requirement: str,
 
 
 def probability(x: np.ndarray, model: BidModel) -> float:
-    if model.cold is not None and x[_HAS_HISTORY] == 0:
+    if model.cold is None:
+        z = float(model.bias + terms(x) @ model.vector)
+    elif x[_HAS_HISTORY] == 0:
         z = float(model.cold.bias + x[_COLD] @ model.cold.vector)
     else:
-        z = float(model.bias + terms(x) @ model.vector)
+        warm, cold = float(model.bias + terms(x) @ model.vector), float(model.cold.bias + x[_COLD] @ model.cold.vector)
+        z = (1 - model.description_share) * warm + model.description_share * cold
     return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
 
