@@ -13,7 +13,8 @@ from tender.agents.protocols import PROTOCOLS
 from tender.agents.request import Request
 from tender.agents.reasoners.factory import build_reasoners
 from tender.agents.service import Tender
-from tender.agents.tasks import DecomposeTask, Part
+from tender.agents.messages import CallForProposals
+from tender.agents.tasks import ApiKnowledge, BidTask, ContractorKnowledge, DecomposeTask, Part
 from tender.agents.text import fragments
 from tender.catalog import Catalog, HashingEmbedder, TenderError, build_catalog
 from tender.training.tune import fit_cold_model
@@ -185,3 +186,17 @@ def test_with_history_a_bid_still_weighs_what_the_description_says():
     undescribed = history | {"desc_requirement": 0.05, "desc_function": 0.05}
     as_vector = lambda evidence: np.array([evidence[name] for name in FEATURES])  # noqa: E731
     assert probability(as_vector(described), model) > probability(as_vector(undescribed), model)
+
+
+@pytest.mark.parametrize("organisation", ["category", "provider"])
+def test_a_contractor_for_many_apis_offers_at_most_its_cap(embedder, organisation):
+    reasoner = EmbeddedReasoner(embedder, policy=Policy(max_bids_per_contractor=2))
+    apis = [ApiKnowledge(api_id=i, name=f"SMS sender {i}", categories=[], description="Send SMS text messages to phones.",
+                         vector=embedder.embed(["Send SMS text messages to phones."])[0]) for i in range(5)]
+    knowledge = ContractorKnowledge(contractor=f"{organisation}:Acme", apis=apis, **{organisation: "Acme"})
+    cfp = CallForProposals(sender="manager", receiver="*", task_id="t1", requirement="text my customers",
+                           function_id="f1", function="send SMS text messages", reserve=0.0)
+
+    decision = reasoner.run(BidTask(cfp=cfp, knowledge=knowledge), RunContext())
+
+    assert len(decision.proposals) == 2

@@ -143,7 +143,7 @@ class Policy:
     cover_steps_at: float = 0.1
     category_votes: float = 3.0  # category mapping: weight of past mashups' categories against similarity
     category_ratio: float = 0.15  # category mapping: keep categories scoring at least this share of the best
-    max_bids_per_contractor: int = 3  # a category contractor offers at most this many APIs
+    max_bids_per_contractor: int = 3  # a category or provider contractor offers at most this many APIs
     # decomposition: pieces whose best API is among each other's `explained_by` best are one need; at most
     # `max_functions` needs a plan
     explained_by: int = 3
@@ -330,7 +330,7 @@ class EmbeddedReasoner(Reasoner):
                 evidence={name: round(float(v), 4) for name, v in zip(FEATURES, x)},
             ))
         drafts.sort(key=lambda d: -d.score)
-        if task.knowledge.category:
+        if task.knowledge.category or task.knowledge.provider:
             drafts = drafts[: self.policy.max_bids_per_contractor]
         if not drafts:
             return BidDecision(refusal=f"no API of {task.knowledge.contractor} fits well enough (below {threshold:.2f})")
