@@ -2,13 +2,16 @@
 one function per need, bids from what an API does, every function served or reported, and no plan where
 nothing fits."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 from tender.agents.context import RunContext
 from tender.agents.language import language
 from tender.agents.plan import StepStatus
-from tender.agents.reasoners.embedded import COLD_FEATURES, FEATURES, BidModel, EmbeddedReasoner, Policy, probability
+from tender.agents.reasoners.embedded import (COLD_FEATURES, FEATURES, BidModel, EmbeddedReasoner, Policy, drop_ungrounded,
+                                              probability)
 from tender.agents.protocols import PROTOCOLS
 from tender.agents.request import Request
 from tender.agents.reasoners.factory import build_reasoners
@@ -200,3 +203,15 @@ def test_a_contractor_for_many_apis_offers_at_most_its_cap(embedder, organisatio
     decision = reasoner.run(BidTask(cfp=cfp, knowledge=knowledge), RunContext())
 
     assert len(decision.proposals) == 2
+
+
+def test_an_api_chosen_on_history_alone_gives_way_to_one_whose_description_matches():
+    def bid(api_id, function_id, desc_function, lexical=0.0):
+        return SimpleNamespace(api_id=api_id, function_id=function_id,
+                               evidence={"desc_function": desc_function, "lexical": lexical, "named": 0.0})
+    maps, weather, news = 370, 866, 214
+    proposals = [bid(maps, "f1", 0.13), bid(weather, "f1", 0.50, lexical=1.0), bid(news, "f2", 0.12)]
+
+    assert drop_ungrounded([maps, weather, news], proposals, margin=0.3) == [weather, news]
+    # Nothing else matches f2 better, so its only API stays; and margin 0 keeps everything.
+    assert drop_ungrounded([maps, weather, news], proposals, margin=0.0) == [maps, weather, news]

@@ -150,6 +150,10 @@ class Policy:
     max_functions: int = 4
     # selection: below this everywhere, the catalogue has nothing for the requirement (a plan would be a guess)
     nothing_below: float = 0.05
+    # selection: an API whose description trails the best for each of its functions by more than this (and
+    # shares no word with them) gives way where another chosen API's description does match them. On 150
+    # validation mashups (seed 2) 0.3 cost 0.007 F1 masked and 0.005 as written, 0.2 0.011 and 0.007
+    ungrounded_margin: float = 0.3
 
 
 def features(api: ApiKnowledge, requirement_vector: np.ndarray, function_vector: np.ndarray | None,
@@ -387,6 +391,7 @@ class EmbeddedReasoner(Reasoner):
             if not served and score >= self.policy.cover_steps_at and api_id not in chosen:
                 chosen.append(api_id)
         chosen = drop_near_duplicates(chosen, task.proposals)
+        chosen = drop_ungrounded(chosen, task.proposals, self.policy.ungrounded_margin)
         if task.max_apis:
             chosen = chosen[: task.max_apis]
         return Selection(api_ids=chosen, rationale=(
@@ -409,6 +414,30 @@ def drop_near_duplicates(chosen: list[int], proposals) -> list[int]:
         if not twin:
             kept.append(api_id)
     return kept
+
+
+def drop_ungrounded(chosen: list[int], proposals, margin: float) -> list[int]:
+    """Leave out an API chosen on its history alone where another chosen API's own text matches the function:
+    for each function it bid on, its description trails the function's best-matching description by more than
+    `margin`, not one of the function's words is in its text, and the requirement does not name it (Google Maps
+    beside Weather Channel for 'weather'). 0 keeps every API."""
+    if margin <= 0:
+        return chosen
+    best: dict[str | None, float] = {}
+    for p in proposals:
+        best[p.function_id] = max(best.get(p.function_id, -1.0), float(p.evidence.get("desc_function", 0.0)))
+
+    def grounded(p) -> bool:
+        e = p.evidence
+        return (e.get("named", 0) > 0 or e.get("lexical", 0) > 0
+                or float(e.get("desc_function", 0.0)) >= best[p.function_id] - margin)
+
+    bids: dict[int, list] = {}
+    for p in proposals:
+        if p.api_id in chosen:
+            bids.setdefault(p.api_id, []).append(p)
+    served = {p.function_id for ps in bids.values() for p in ps if grounded(p)}
+    return [a for a in chosen if not bids.get(a) or any(grounded(p) or p.function_id not in served for p in bids[a])]
 
 
 def best_per_function(proposals) -> dict[str, tuple[int, float]]:
