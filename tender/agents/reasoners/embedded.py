@@ -60,6 +60,12 @@ def terms(x: np.ndarray) -> np.ndarray:
     return expanded[0] if expanded.shape[0] == 1 else expanded
 
 
+def _require_weights(what: str, weights: dict[str, float], names: Sequence[str]) -> None:
+    missing = set(names) - set(weights)
+    if missing:
+        raise ValueError(f"{what} lacks weights for {sorted(missing)}; refit with `python -m tender.training.tune --write`")
+
+
 class ColdBidModel(BaseModel):
     """Logistic weights over COLD_FEATURES, for APIs without usage history."""
 
@@ -71,9 +77,7 @@ class ColdBidModel(BaseModel):
 
     @model_validator(mode="after")
     def _every_feature(self):
-        missing = set(COLD_FEATURES) - set(self.weights)
-        if missing:
-            raise ValueError(f"cold bid model lacks weights for {sorted(missing)}; refit with `python -m tender.training.tune --write`")
+        _require_weights("cold bid model", self.weights, COLD_FEATURES)
         return self
 
     @cached_property
@@ -101,9 +105,7 @@ class BidModel(BaseModel):
 
     @model_validator(mode="after")
     def _every_term(self):
-        missing = set(TERMS) - set(self.weights)
-        if missing:
-            raise ValueError(f"bid model lacks weights for {sorted(missing)}; refit with `python -m tender.training.tune --write`")
+        _require_weights("bid model", self.weights, TERMS)
         return self
 
     @classmethod
