@@ -201,6 +201,17 @@ def test_harmless_faults_are_tidied_with_a_note_instead_of_a_round_trip(server, 
     ]
 
 
+@pytest.mark.parametrize("answer", [{}, {"nonsense": 1}])
+def test_an_object_of_none_of_the_answers_fields_is_invalid_not_a_refusal(server, fallback, answer):
+    server.enqueue(Answer(answer), Answer(answer))
+    context = RunContext()
+
+    reasoner(server, fallback).run(bid(), context)
+
+    assert fallback.asked and context.cost.fallbacks == 1 and context.cost.tidied == 0
+    assert "the object has none of the answer's fields (proposals, refusal)" in context.notes[0]
+
+
 def test_every_function_is_mapped_in_one_call(server, fallback):
     def task(fid: str, names: list[str]) -> MapCategoriesTask:
         return MapCategoriesTask(requirement=REQUIREMENT, function=FunctionSpec(id=fid, name=fid, description=fid),

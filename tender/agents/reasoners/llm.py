@@ -431,8 +431,12 @@ def parse(task: Task, completion: Completion) -> tuple[BaseModel, list[str]]:
         raise InvalidAnswer(f"not valid JSON{cut}: {error.msg} (line {error.lineno}, column {error.colno})") from None
     if not isinstance(data, dict):
         raise InvalidAnswer(f"the JSON is a {type(data).__name__}, not an object")
+    shaped = as_output(task, data)
+    if not set(shaped) & set(task.output.model_fields):
+        # Every field has a default, so an object of none of them would pass as an empty answer (no bid at all).
+        raise InvalidAnswer(f"the object has none of the answer's fields ({', '.join(task.output.model_fields)})")
     try:
-        output = task.output.model_validate(as_output(task, data))
+        output = task.output.model_validate(shaped)
     except ValidationError as error:
         raise InvalidAnswer(f"does not match the schema: {describe_errors(error)}") from None
     fixes = tidy(task, output)
