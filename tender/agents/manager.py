@@ -68,16 +68,12 @@ class Manager:
         self.pool = pool
         self.contractor_reasoner = contractor_reasoner
         self.neighbours = neighbours  # past mashups voting for categories
-        # The neighbourhood announced to bidders: 20 mashups at temperature 0.1 beat 10 and 40, and 0.02
-        # and 0.05, on the seed-1 and seed-2 tuning samples.
+        # The neighbourhood announced to bidders, the descriptions announced and the categories a function
+        # may map to: sizes and temperatures chosen on tuning samples (docs/tuning.md).
         self.bid_neighbours = bid_neighbours
         self.vote_temperature = vote_temperature
-        # The API descriptions announced: 20 at temperature 0.05; 0.02 scored within 0.001 F1 of it on 500
-        # validation mashups (seed 3).
         self.description_neighbours = description_neighbours
         self.description_temperature = description_temperature
-        # Up to 8 categories a function: 3 left a fifth of the right APIs outside every mapped category; 5 and 8
-        # (with the reasoner's ratio lowered to match) gained 0.01 and 0.02 F1 on 500 seed-1 tuning mashups, 10 no more.
         self.max_categories = max_categories
         self._neighbourhoods: dict[str, dict] = {}  # a run announces the same past in every call
         self.lexicon = lexicon  # the catalogue's words, to find which APIs explain each piece of a requirement

@@ -183,8 +183,7 @@ def main(argv=None):
     parser.add_argument("--write", action="store_true", help=f"write the fitted bid model to {MODEL_FILE}")
     parser.add_argument("--out", type=Path, help="write the fitted bid model here instead (use it with TENDER_BID_MODEL)")
     parser.add_argument("--no-selection", action="store_true", help="skip the search of selection thresholds")
-    # 0.35: the largest share that cost at most 0.02 F1 on 150 validation mashups (seed 2) masked (0.567 -> 0.554)
-    # and none as written (0.740 -> 0.748); 0.5 cost 0.06 masked.
+    # 0.35: see docs/tuning.md
     parser.add_argument("--description-share", type=float, default=0.35,
                         help="how much of a bid with usage history is the description's bid (log-odds)")
     args = parser.parse_args(argv)

@@ -31,17 +31,14 @@ from .base import Reasoner
 FEATURES = ("desc_requirement", "desc_function", "history_max", "history_soft", "usage_log", "named", "neighbour_vote",
             "clause_vote", "description_vote", "history_centroid", "lexical", "function_vote", "has_history")
 # lexical (the function's words in the API's text, weighted by rarity), function_vote (its description's share
-# among those nearest to the announced function) and has_history let a bid stand on what the API does when it has
-# no usage history; the model is fitted with the history hidden for half its examples (docs/tuning.md).
-# description_vote (its description's share among the 20 nearest to the requirement) and history_centroid
-# (similarity to the centre of its past mashups) raised manager-led F1 on 500 validation mashups (seed 3) from
-# 0.675 to 0.683 as written and 0.537 to 0.543 masked; on 800 (seed 2) from 0.700 to 0.710 and 0.567 to 0.575.
+# among those nearest to the announced function) and has_history let a bid stand on what the API does;
+# description_vote is the description's share among the 20 nearest to the requirement, history_centroid the
+# similarity to the centre of its past mashups. What each added: docs/tuning.md.
 
 
 # The terms a bid weighs: each feature and each product of two (squares included). The products let
 # evidence count differently in company: a description match matters more for an API without history,
-# a neighbour vote less for a very popular one. On 500 validation mashups (seed 3) they raised manager-led F1
-# from 0.666 to 0.675 as written and from 0.523 to 0.537 masked over the features alone.
+# a neighbour vote less for a very popular one (docs/tuning.md).
 TERMS = FEATURES + tuple(f"{a}*{b}" for i, a in enumerate(FEATURES) for b in FEATURES[i:])
 MODEL_FILE = Path(__file__).with_name("bid_model.json")
 _PAIRS = np.triu_indices(len(FEATURES))
@@ -120,28 +117,22 @@ class BidModel(BaseModel):
 
 @dataclass(frozen=True)
 class Policy:
-    """Thresholds of the embedded reasoner's decisions. Selection and self-selection from evaluation/tune.py;
-    category mapping from sweeps on 500 seed-1 tuning mashups (never the reported seed-0 sample)."""
+    """Thresholds of the embedded reasoner's decisions, chosen on tuning and validation samples, never on the
+    reported ones: how each was chosen is in docs/tuning.md."""
 
     propose_at: float = 0.02  # a contractor refuses below this
     self_select_at: float = 0.2  # collaborative: a contractor proposes only what it would select
-    # ... and for an API without usage history, whose bids run lower (the cold model is surer of less): on
-    # MetaTool's tune half collaborative F1 was 0.379 at 0.2, 0.422 at 0.1, 0.416 at 0.05. 0.05, because a
-    # server of many like tools (an MCP memory server's nine) splits the description vote between them
+    # ... and for an API without usage history, whose bids run lower (the cold model is surer of less, and a
+    # server of many like tools splits the description vote between them)
     self_select_cold_at: float = 0.05
     # manager: the final set is the prefix of the ranked bids that maximises the expected F1 (bids read as
     # probabilities); `expected_missing` is how many right APIs it expects no contractor to have bid for.
-    # Chosen by evaluation/tune.py on the seed-1 tuning sample; on the seed-2 sample 0.5 to 1.2 were within
-    # 0.002 F1, and the rule beat the former fixed thresholds by about 0.01 on both. Never the seed-0 sample.
-    # With the pairwise bid model tune.py preferred 0.3 (and a tool-graph bonus of 0.1) in sample, but on 500
-    # validation mashups (seed 3) 1.2 stayed best masked (0.537 against 0.533) and within 0.005 as written.
     expected_missing: float = 1.2
     # manager: the tool graph lifts an API used together with a better-ranked one by this much of the edge
-    # weight. With the neighbour vote in the bids it no longer helped (0.1 and 0.25 cost 0.001 to 0.004 F1 on
-    # both tuning samples): past co-usage already speaks through the vote. The LLM manager still sees the edges.
+    # weight. Off: past co-usage already speaks through the neighbour vote. The LLM manager still sees the edges.
     co_usage_bonus: float = 0.0
     # manager: a plan step left without an award gets its best bid if at least this good, so that every
-    # function the requirement names is served when a contractor can (F1-neutral on the tuning samples).
+    # function the requirement names is served when a contractor can.
     cover_steps_at: float = 0.1
     category_votes: float = 3.0  # category mapping: weight of past mashups' categories against similarity
     category_ratio: float = 0.15  # category mapping: keep categories scoring at least this share of the best
@@ -153,8 +144,7 @@ class Policy:
     # selection: below this everywhere, the catalogue has nothing for the requirement (a plan would be a guess)
     nothing_below: float = 0.05
     # selection: an API whose description trails the best for each of its functions by more than this (and
-    # shares no word with them) gives way where another chosen API's description does match them. On 150
-    # validation mashups (seed 2) 0.3 cost 0.007 F1 masked and 0.005 as written, 0.2 0.011 and 0.007
+    # shares no word with them) gives way where another chosen API's description does match them
     ungrounded_margin: float = 0.3
 
 
