@@ -16,8 +16,9 @@ from tender.agents.protocols import PROTOCOLS
 from tender.agents.request import Request
 from tender.agents.reasoners.factory import build_reasoners
 from tender.agents.service import Tender
-from tender.agents.messages import CallForProposals
-from tender.agents.tasks import ApiKnowledge, BidTask, ContractorKnowledge, DecomposeTask, Part
+from tender.agents.messages import CallForProposals, Propose
+from tender.agents.tasks import (ApiKnowledge, BidTask, ContractorKnowledge, DecomposeTask, FunctionSpec, Part,
+                                 SelectTask)
 from tender.agents.text import fragments
 from tender.catalog import Catalog, HashingEmbedder, TenderError, build_catalog
 from tender.training.tune import fit_cold_model
@@ -215,3 +216,16 @@ def test_an_api_chosen_on_history_alone_gives_way_to_one_whose_description_match
     assert drop_ungrounded([maps, weather, news], proposals, margin=0.3) == [weather, news]
     # Nothing else matches f2 better, so its only API stays; and margin 0 keeps everything.
     assert drop_ungrounded([maps, weather, news], proposals, margin=0.0) == [maps, weather, news]
+
+
+def test_a_function_whose_low_best_bid_clearly_leads_the_rest_is_still_served(embedder):
+    def propose(api_id, function_id, score):
+        return Propose(sender=f"api:{api_id}", receiver="manager", task_id="t1", api_id=api_id, api_name=f"tool {api_id}",
+                       score=score, rationale="r", function_id=function_id)
+    functions = [FunctionSpec(id="f1", name="time", description="what time is it in Tokyo"),
+                 FunctionSpec(id="f2", name="fetch", description="fetch the weather page")]
+    task = SelectTask(requirement="What time is it in Tokyo, and fetch the weather page", functions=functions,
+                      proposals=[propose(2, "f2", 0.81), propose(0, "f1", 0.07), propose(1, "f1", 0.03)])
+
+    assert 0 in EmbeddedReasoner(embedder).select(task).api_ids
+    assert 0 not in EmbeddedReasoner(embedder, policy=Policy(cover_lead=0.0)).select(task).api_ids

@@ -134,6 +134,9 @@ class Policy:
     # manager: a plan step left without an award gets its best bid if at least this good, so that every
     # function the requirement names is served when a contractor can.
     cover_steps_at: float = 0.1
+    # ... or if its best bid, though lower, leads the function's next by this factor (a small catalogue of
+    # history-free tools bids low, but its right tool stands out)
+    cover_lead: float = 2.0
     category_votes: float = 3.0  # category mapping: weight of past mashups' categories against similarity
     category_ratio: float = 0.15  # category mapping: keep categories scoring at least this share of the best
     max_bids_per_contractor: int = 3  # a category or provider contractor offers at most this many APIs
@@ -356,6 +359,11 @@ class EmbeddedReasoner(Reasoner):
             reasons.append(f"used by {api.usage_count} past app{'s' if api.usage_count != 1 else ''}")
         return "; ".join(reasons).capitalize() + "."
 
+    def _clear_winner(self, best: float, others: list[float]) -> bool:
+        """A function's best bid, though low, stands well clear of the rest for it: `cover_lead` times the next."""
+        lead = self.policy.cover_lead
+        return lead > 0 and best >= self.policy.nothing_below and best >= lead * max(others, default=0.0)
+
     # 4 ------------------------------------------------------------------------------------------
     def select(self, task: SelectTask) -> Selection:
         """Each function's best credible bid, then the ranked bids up to the set of highest expected F1 (bids read
@@ -380,7 +388,8 @@ class EmbeddedReasoner(Reasoner):
         chosen = order[: size]
         for function_id, (api_id, score) in best_per_function(task.proposals).items():
             served = any(p.function_id == function_id and p.api_id in chosen for p in task.proposals)
-            if not served and score >= self.policy.cover_steps_at and api_id not in chosen:
+            if not served and api_id not in chosen and (score >= self.policy.cover_steps_at or self._clear_winner(
+                    score, [p.score for p in task.proposals if p.function_id == function_id and p.api_id != api_id])):
                 chosen.append(api_id)
         chosen = drop_near_duplicates(chosen, task.proposals)
         chosen = drop_ungrounded(chosen, task.proposals, self.policy.ungrounded_margin)
