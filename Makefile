@@ -40,6 +40,7 @@ test: $(VENV)/.dev
 # Lint and type check (configured in pyproject.toml); .ci/run runs them before the tests.
 lint: $(VENV)/.dev
 	$(BIN)/ruff check tender tests
+	$(BIN)/ruff format --check tender tests
 	$(BIN)/mypy tender
 
 eval: catalog $(VENV)/.dev

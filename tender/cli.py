@@ -52,8 +52,11 @@ class TenderGroup(click.Group):
         except Exception as error:
             if os.environ.get("TENDER_DEBUG"):
                 raise
-            click.secho(f"Error: {type(error).__name__}: {' '.join(str(error).split())} "
-                        "(TENDER_DEBUG=1 shows the traceback)", fg="red", err=True)
+            click.secho(
+                f"Error: {type(error).__name__}: {' '.join(str(error).split())} (TENDER_DEBUG=1 shows the traceback)",
+                fg="red",
+                err=True,
+            )
             sys.exit(1)
 
 
@@ -75,8 +78,9 @@ def main(ctx):
 def open_catalog(settings: Settings, *, embed: bool = True, exclude_mashups=(), path: Path | None = None):
     from tender.catalog import Catalog
 
-    return Catalog(path or settings.catalog_path, embedder=settings.embedder() if embed else None,
-                   exclude_mashups=exclude_mashups)
+    return Catalog(
+        path or settings.catalog_path, embedder=settings.embedder() if embed else None, exclude_mashups=exclude_mashups
+    )
 
 
 @main.group()
@@ -87,15 +91,32 @@ def catalog():
 def mcp_source_options(command):
     """The flags that name MCP servers, shared by `catalog build` and `catalog list-tools`."""
     options = [
-        click.option("--mcp", "mcp", multiple=True, metavar="[NAME=]COMMAND|URL",
-                     help="An MCP server to list: a command line (stdio) or a streamable HTTP URL, optionally named "
-                          "NAME=... (repeatable)."),
-        click.option("--mcp-config", "mcp_config", multiple=True, type=click.Path(path_type=Path),
-                     help="An MCP client configuration (Claude Desktop, Cursor: mcpServers; VS Code: servers); "
-                          "each server is listed under its configured name (repeatable)."),
-        click.option("--mcp-timeout", type=click.FloatRange(min=0.1), default=30, show_default=True,
-                     help="Seconds each server has to start and list its tools."),
-        click.option("--skip-failed", is_flag=True, help="Leave out servers that fail, and say which, instead of stopping."),
+        click.option(
+            "--mcp",
+            "mcp",
+            multiple=True,
+            metavar="[NAME=]COMMAND|URL",
+            help="An MCP server to list: a command line (stdio) or a streamable HTTP URL, optionally named "
+            "NAME=... (repeatable).",
+        ),
+        click.option(
+            "--mcp-config",
+            "mcp_config",
+            multiple=True,
+            type=click.Path(path_type=Path),
+            help="An MCP client configuration (Claude Desktop, Cursor: mcpServers; VS Code: servers); "
+            "each server is listed under its configured name (repeatable).",
+        ),
+        click.option(
+            "--mcp-timeout",
+            type=click.FloatRange(min=0.1),
+            default=30,
+            show_default=True,
+            help="Seconds each server has to start and list its tools.",
+        ),
+        click.option(
+            "--skip-failed", is_flag=True, help="Leave out servers that fail, and say which, instead of stopping."
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -103,21 +124,56 @@ def mcp_source_options(command):
 
 
 @catalog.command("build")
-@click.option("--apis", "apis_path", type=click.Path(path_type=Path), help="APIs JSONL (default: the shared apis.jsonl).")
-@click.option("--mashups", "mashups_path", type=click.Path(path_type=Path), help="Mashups JSONL (default: the shared mashups.jsonl).")
-@click.option("--db", "db_path", type=click.Path(path_type=Path), help="Where to write (default: catalog.db, or TENDER_CATALOG).")
-@click.option("--exclude-mashups", type=click.Path(exists=True, path_type=Path),
-              help="A file of mashup ids (one per line) to leave out of the catalogue entirely.")
+@click.option(
+    "--apis", "apis_path", type=click.Path(path_type=Path), help="APIs JSONL (default: the shared apis.jsonl)."
+)
+@click.option(
+    "--mashups",
+    "mashups_path",
+    type=click.Path(path_type=Path),
+    help="Mashups JSONL (default: the shared mashups.jsonl).",
+)
+@click.option(
+    "--db", "db_path", type=click.Path(path_type=Path), help="Where to write (default: catalog.db, or TENDER_CATALOG)."
+)
+@click.option(
+    "--exclude-mashups",
+    type=click.Path(exists=True, path_type=Path),
+    help="A file of mashup ids (one per line) to leave out of the catalogue entirely.",
+)
 @click.option("--no-mashups", is_flag=True, help="Build without usage history (no mashups file).")
 @mcp_source_options
-@click.option("--openapi", "openapi", multiple=True, type=click.Path(path_type=Path),
-              help="An OpenAPI 3.x or Swagger 2.0 document, or a folder of them (repeatable); each operation is an item.")
-@click.option("--mcp-listing", "mcp_listing", multiple=True, type=click.Path(path_type=Path),
-              help="A saved listing of MCP servers' tools (from `tender catalog list-tools --save`); starts nothing.")
+@click.option(
+    "--openapi",
+    "openapi",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="An OpenAPI 3.x or Swagger 2.0 document, or a folder of them (repeatable); each operation is an item.",
+)
+@click.option(
+    "--mcp-listing",
+    "mcp_listing",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="A saved listing of MCP servers' tools (from `tender catalog list-tools --save`); starts nothing.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @click.pass_obj
-def catalog_build(settings: Settings, apis_path, mashups_path, db_path, exclude_mashups, no_mashups, mcp, mcp_config,
-                  mcp_timeout, skip_failed, openapi, mcp_listing, quiet):
+def catalog_build(
+    settings: Settings,
+    apis_path,
+    mashups_path,
+    db_path,
+    exclude_mashups,
+    no_mashups,
+    mcp,
+    mcp_config,
+    mcp_timeout,
+    skip_failed,
+    openapi,
+    mcp_listing,
+    quiet,
+):
     """Build the catalogue from ProgrammableWeb JSONL files, OpenAPI documents and MCP servers' tools.
 
     With no source named, builds from the shared ProgrammableWeb files. Several sources go into one catalogue.
@@ -140,32 +196,51 @@ def catalog_build(settings: Settings, apis_path, mashups_path, db_path, exclude_
 
     others = bool(openapi or mcp or mcp_config or mcp_listing)
     if not apis_path and not others:
-        apis_path = settings.data_file("apis.jsonl", "build from your own sources: --apis FILE, --openapi FOLDER, "
-                                       "--mcp-config FILE or --mcp COMMAND (and --db to name the catalogue)")
+        apis_path = settings.data_file(
+            "apis.jsonl",
+            "build from your own sources: --apis FILE, --openapi FOLDER, "
+            "--mcp-config FILE or --mcp COMMAND (and --db to name the catalogue)",
+        )
     if apis_path and not mashups_path and not no_mashups:
-        mashups_path = settings.data_file("mashups.jsonl", "name a mashups file with --mashups FILE, or build without "
-                                          "usage history: --no-mashups")
-    sources = gather(apis=apis_path, mashups=None if no_mashups else mashups_path, openapi=list(openapi), mcp=list(mcp),
-                     mcp_config=list(mcp_config), mcp_listing=list(mcp_listing), timeout=mcp_timeout, skip_failed=skip_failed)
+        mashups_path = settings.data_file(
+            "mashups.jsonl", "name a mashups file with --mashups FILE, or build without usage history: --no-mashups"
+        )
+    sources = gather(
+        apis=apis_path,
+        mashups=None if no_mashups else mashups_path,
+        openapi=list(openapi),
+        mcp=list(mcp),
+        mcp_config=list(mcp_config),
+        mcp_listing=list(mcp_listing),
+        timeout=mcp_timeout,
+        skip_failed=skip_failed,
+    )
     for source in sources:
         if source.info.skipped:
             click.echo(f"Skipped {source.info.skipped}", err=True)
     excluded = read_mashup_ids(exclude_mashups) if exclude_mashups else []
     db_path = db_path or settings.catalog_path
-    meta = build_from_sources(sources, db_path, settings.embedder(threads=None), exclude_mashups=excluded, progress=not quiet)
+    meta = build_from_sources(
+        sources, db_path, settings.embedder(threads=None), exclude_mashups=excluded, progress=not quiet
+    )
     click.echo(
         f"Built {db_path}: {meta['apis']} items of {meta['providers']} providers ({meta['deprecated']} deprecated), "
         f"{meta['mashups']} mashups, {meta['categories']} categories, "
         f"{meta['texts_embedded']} texts embedded, in {meta['build_seconds']} s, with {meta['model']}."
     )
     if meta.get("texts_truncated", "0") != "0":
-        click.echo(f"{meta['texts_truncated']} texts were longer than {MAX_EMBEDDED_CHARS:,} characters: only their "
-                   "beginning was embedded (the encoder reads no more); they are stored and searched whole.", err=True)
+        click.echo(
+            f"{meta['texts_truncated']} texts were longer than {MAX_EMBEDDED_CHARS:,} characters: only their "
+            "beginning was embedded (the encoder reads no more); they are stored and searched whole.",
+            err=True,
+        )
 
 
 @catalog.command("list-tools")
 @mcp_source_options
-@click.option("--save", type=click.Path(path_type=Path), help="Write the listing here, for `catalog build --mcp-listing`.")
+@click.option(
+    "--save", type=click.Path(path_type=Path), help="Write the listing here, for `catalog build --mcp-listing`."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the listing as JSON.")
 def catalog_list_tools(mcp, mcp_config, mcp_timeout, skip_failed, save, as_json):
     """List the tools of MCP servers (tools/list), and optionally save the listing to build from later.
@@ -216,8 +291,21 @@ def catalog_info(settings: Settings, db_path, as_json):
         click.echo(json.dumps(meta, indent=2))
         return
     click.echo(f"{'catalogue':<22}{cat.path}")
-    for key in ("apis", "providers", "deprecated", "mashups", "categories", "co_usage_pairs", "mean_apis_per_mashup", "model",
-                "dimension", "built_at", "build_seconds", "texts_embedded", "excluded_mashups"):
+    for key in (
+        "apis",
+        "providers",
+        "deprecated",
+        "mashups",
+        "categories",
+        "co_usage_pairs",
+        "mean_apis_per_mashup",
+        "model",
+        "dimension",
+        "built_at",
+        "build_seconds",
+        "texts_embedded",
+        "excluded_mashups",
+    ):
         click.echo(f"{key:<22}{meta.get(key, '')}")
     for source in cat.sources():
         items = f"skipped: {source['skipped']}" if source.get("skipped") else f"{source['items']} items"
@@ -280,7 +368,10 @@ def catalog_categories(settings: Settings, query, limit, db_path, as_json):
     catalog = open_catalog(settings, path=db_path, embed=bool(query))
     counts = {c.name: c.api_count for c in catalog.categories()}
     if query:
-        shown = [(hit.id, counts.get(hit.id, 0), round(hit.score, 4)) for hit in catalog.search(query, kind="category", k=limit)]
+        shown = [
+            (hit.id, counts.get(hit.id, 0), round(hit.score, 4))
+            for hit in catalog.search(query, kind="category", k=limit)
+        ]
     else:
         shown = [(name, n, None) for name, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]]
     if as_json:
@@ -293,20 +384,38 @@ def catalog_categories(settings: Settings, query, limit, db_path, as_json):
 def llm_options(command):
     """The LLM backend's flags, shared by recommend and eval. Unset flags fall back to the environment."""
     options = [
-        click.option("--manager-backend", type=click.Choice(["offline", "llm"]), default="offline", show_default=True,
-                     help="Reasoner of the manager."),
-        click.option("--contractor-backend", type=click.Choice(["offline", "llm"]), default="offline", show_default=True,
-                     help="Reasoner of the contractors."),
+        click.option(
+            "--manager-backend",
+            type=click.Choice(["offline", "llm"]),
+            default="offline",
+            show_default=True,
+            help="Reasoner of the manager.",
+        ),
+        click.option(
+            "--contractor-backend",
+            type=click.Choice(["offline", "llm"]),
+            default="offline",
+            show_default=True,
+            help="Reasoner of the contractors.",
+        ),
         click.option("--llm-base-url", help="OpenAI-compatible endpoint (TENDER_LLM_BASE_URL)."),
         click.option("--llm-model", help="Model name (TENDER_LLM_MODEL)."),
         click.option("--llm-api-key", help="API key (TENDER_LLM_API_KEY, then OPENAI_API_KEY)."),
-        click.option("--max-tokens-per-request", type=click.IntRange(min=1), help="Past this, remaining steps run offline."),
-        click.option("--llm-timeout", type=click.FloatRange(min=1),
-                     help="Seconds one attempt at a reply may take, first byte to last (TENDER_LLM_TIMEOUT, default 60). "
-                          "A local server on one core needs more."),
-        click.option("--llm-in-flight", type=click.IntRange(min=1),
-                     help="LLM calls at once (TENDER_LLM_IN_FLIGHT, default 4). A server that answers one at a time "
-                          "queues the rest, and their wait counts against the timeout."),
+        click.option(
+            "--max-tokens-per-request", type=click.IntRange(min=1), help="Past this, remaining steps run offline."
+        ),
+        click.option(
+            "--llm-timeout",
+            type=click.FloatRange(min=1),
+            help="Seconds one attempt at a reply may take, first byte to last (TENDER_LLM_TIMEOUT, default 60). "
+            "A local server on one core needs more.",
+        ),
+        click.option(
+            "--llm-in-flight",
+            type=click.IntRange(min=1),
+            help="LLM calls at once (TENDER_LLM_IN_FLIGHT, default 4). A server that answers one at a time "
+            "queues the rest, and their wait counts against the timeout.",
+        ),
         click.option("--no-cache", is_flag=True, help="Do not use the LLM response cache."),
     ]
     for option in reversed(options):
@@ -318,25 +427,44 @@ def make_tender(settings: Settings, catalog, backends: dict):
     """A Tender on `catalog` with the reasoners the flags ask for (offline unless told otherwise)."""
     from tender.agents.service import Tender
 
-    manager_backend, contractor_backend = backends.get("manager_backend", "offline"), backends.get("contractor_backend", "offline")
+    manager_backend, contractor_backend = (
+        backends.get("manager_backend", "offline"),
+        backends.get("contractor_backend", "offline"),
+    )
     from tender.agents.reasoners.factory import build_reasoners, llm_settings
 
     if manager_backend == contractor_backend == "offline":
         manager, contractors = build_reasoners(catalog.embedder, bid_model=settings.bid_model_path)
         return Tender(catalog, manager=manager, contractors=contractors)
 
-    llm = llm_settings(settings, base_url=backends.get("llm_base_url"), model=backends.get("llm_model"),
-                       api_key=backends.get("llm_api_key"), timeout_s=backends.get("llm_timeout"),
-                       max_in_flight=backends.get("llm_in_flight"), use_cache=False if backends.get("no_cache") else None,
-                       max_tokens_per_request=backends.get("max_tokens_per_request"))
-    manager, contractors = build_reasoners(catalog.embedder, manager_backend, contractor_backend, llm,
-                                           settings.bid_model_path)
+    llm = llm_settings(
+        settings,
+        base_url=backends.get("llm_base_url"),
+        model=backends.get("llm_model"),
+        api_key=backends.get("llm_api_key"),
+        timeout_s=backends.get("llm_timeout"),
+        max_in_flight=backends.get("llm_in_flight"),
+        use_cache=False if backends.get("no_cache") else None,
+        max_tokens_per_request=backends.get("max_tokens_per_request"),
+    )
+    manager, contractors = build_reasoners(
+        catalog.embedder, manager_backend, contractor_backend, llm, settings.bid_model_path
+    )
     return Tender(catalog, manager=manager, contractors=contractors)
 
 
 def _backends(kwargs: dict) -> dict:
-    keys = ("manager_backend", "contractor_backend", "llm_base_url", "llm_model", "llm_api_key", "max_tokens_per_request", "no_cache",
-            "llm_timeout", "llm_in_flight")
+    keys = (
+        "manager_backend",
+        "contractor_backend",
+        "llm_base_url",
+        "llm_model",
+        "llm_api_key",
+        "max_tokens_per_request",
+        "no_cache",
+        "llm_timeout",
+        "llm_in_flight",
+    )
     return {k: kwargs.pop(k) for k in keys}
 
 
@@ -363,16 +491,25 @@ def checked_names(catalog, apis=(), required=(), excluded=(), categories=()) -> 
         try:
             catalog.get_api(api)
         except ApiNotFound:
-            raise click.BadParameter(f"no API {api!r} in the catalogue.{did_you_mean(api, [a.name for a in catalog.apis()])} "
-                                     "`tender catalog search TEXT` finds ids and exact names.", param_hint="--exclude-api") from None
-    options = ([("--require-category", name) for name in required] + [("--exclude-category", name) for name in excluded]
-               + [("--category", name) for name in categories])
+            raise click.BadParameter(
+                f"no API {api!r} in the catalogue.{did_you_mean(api, [a.name for a in catalog.apis()])} "
+                "`tender catalog search TEXT` finds ids and exact names.",
+                param_hint="--exclude-api",
+            ) from None
+    options = (
+        [("--require-category", name) for name in required]
+        + [("--exclude-category", name) for name in excluded]
+        + [("--category", name) for name in categories]
+    )
     for option, name in options:
         try:
             catalog.check_category(name)
         except CategoryNotFound:
-            raise click.BadParameter(f"no category {name!r} in the catalogue.{did_you_mean(name, catalog.category_names())} "
-                                     "`tender catalog categories` lists them.", param_hint=option) from None
+            raise click.BadParameter(
+                f"no category {name!r} in the catalogue.{did_you_mean(name, catalog.category_names())} "
+                "`tender catalog categories` lists them.",
+                param_hint=option,
+            ) from None
 
 
 def read_requirement(requirement: str) -> str:
@@ -381,35 +518,83 @@ def read_requirement(requirement: str) -> str:
         return requirement
     text = sys.stdin.read()
     if not text.strip():
-        raise click.BadParameter("standard input was empty; pipe the requirement in, e.g. "
-                                 "`echo 'a map of bike shops' | tender recommend -`", param_hint="REQUIREMENT")
+        raise click.BadParameter(
+            "standard input was empty; pipe the requirement in, e.g. `echo 'a map of bike shops' | tender recommend -`",
+            param_hint="REQUIREMENT",
+        )
     return text
 
 
 @main.command()
 @click.argument("requirement")
-@click.option("--protocol", type=click.Choice(list(PROTOCOLS)), default=DEFAULT_PROTOCOL, show_default=True,
-              help=f"How the agents negotiate. {described(quote='')}")
-@click.option("--organisation", type=click.Choice(["api", "category", "provider"]), default="api", show_default=True,
-              help="One contractor per API (or tool), per category, or per provider (an MCP server, an OpenAPI document).")
+@click.option(
+    "--protocol",
+    type=click.Choice(list(PROTOCOLS)),
+    default=DEFAULT_PROTOCOL,
+    show_default=True,
+    help=f"How the agents negotiate. {described(quote='')}",
+)
+@click.option(
+    "--organisation",
+    type=click.Choice(["api", "category", "provider"]),
+    default="api",
+    show_default=True,
+    help="One contractor per API (or tool), per category, or per provider (an MCP server, an OpenAPI document).",
+)
 @click.option("--max-apis", type=click.IntRange(min=1), help="At most this many APIs.")
-@click.option("--require-category", "required", multiple=True, help="The plan must use an API of this category (repeatable).")
-@click.option("--exclude-category", "excluded_categories", multiple=True, help="Never use APIs of this category (repeatable).")
+@click.option(
+    "--require-category", "required", multiple=True, help="The plan must use an API of this category (repeatable)."
+)
+@click.option(
+    "--exclude-category", "excluded_categories", multiple=True, help="Never use APIs of this category (repeatable)."
+)
 @click.option("--exclude-api", "excluded_apis", multiple=True, help="Never use this API, by id or name (repeatable).")
 @click.option("--exclude-deprecated", is_flag=True, help="Never use an item its source marks deprecated or gone.")
-@click.option("--routing", type=click.Choice(["embedding", "broadcast"]), default="embedding", show_default=True,
-              help="Whom a call for proposals reaches: the --top-n contractors closest to the function (embedding) "
-                   "or every contractor of the announced categories (broadcast).")
-@click.option("--top-n", type=click.IntRange(min=1), default=12, show_default=True, help="Contractors reached per call for proposals.")
-@click.option("--db", "db_path", type=click.Path(path_type=Path), help="Catalogue to recommend from (default: catalog.db, or TENDER_CATALOG).")
+@click.option(
+    "--routing",
+    type=click.Choice(["embedding", "broadcast"]),
+    default="embedding",
+    show_default=True,
+    help="Whom a call for proposals reaches: the --top-n contractors closest to the function (embedding) "
+    "or every contractor of the announced categories (broadcast).",
+)
+@click.option(
+    "--top-n",
+    type=click.IntRange(min=1),
+    default=12,
+    show_default=True,
+    help="Contractors reached per call for proposals.",
+)
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(path_type=Path),
+    help="Catalogue to recommend from (default: catalog.db, or TENDER_CATALOG).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the plan (and transcript) as JSON.")
-@click.option("--deadline", type=click.FloatRange(min=0.1),
-              help="Seconds the LLM steps may take in all (TENDER_DEADLINE); past it, the rest run offline. "
-                   "Default: no deadline, each call bounded by --llm-timeout.")
+@click.option(
+    "--deadline",
+    type=click.FloatRange(min=0.1),
+    help="Seconds the LLM steps may take in all (TENDER_DEADLINE); past it, the rest run offline. "
+    "Default: no deadline, each call bounded by --llm-timeout.",
+)
 @llm_options
 @click.pass_obj
-def recommend(settings: Settings, requirement, protocol, organisation, max_apis, required, excluded_categories,
-              excluded_apis, exclude_deprecated, routing, top_n, as_json, **kwargs):
+def recommend(
+    settings: Settings,
+    requirement,
+    protocol,
+    organisation,
+    max_apis,
+    required,
+    excluded_categories,
+    excluded_apis,
+    exclude_deprecated,
+    routing,
+    top_n,
+    as_json,
+    **kwargs,
+):
     """Recommend the APIs a composite service needs, as a plan. REQUIREMENT is the app in plain words, or -
     to read it from standard input. Every run is kept in the runs database: `tender runs list` shows them,
     `tender explain RUN_ID` tells the bidding behind one.
@@ -426,11 +611,20 @@ def recommend(settings: Settings, requirement, protocol, organisation, max_apis,
     backends = _backends(kwargs)
     deadline = kwargs.pop("deadline") or settings.deadline_s
     settings = with_db(settings, kwargs.pop("db_path"))
-    request = Request.create(read_requirement(requirement), protocol=protocol, organisation=organisation, routing=routing, top_n=top_n,
-                             constraints=Constraints(max_apis=max_apis, required_categories=list(required),
-                                                     excluded_categories=list(excluded_categories),
-                                                     excluded_apis=list(excluded_apis),
-                                                     exclude_deprecated=exclude_deprecated))
+    request = Request.create(
+        read_requirement(requirement),
+        protocol=protocol,
+        organisation=organisation,
+        routing=routing,
+        top_n=top_n,
+        constraints=Constraints(
+            max_apis=max_apis,
+            required_categories=list(required),
+            excluded_categories=list(excluded_categories),
+            excluded_apis=list(excluded_apis),
+            exclude_deprecated=exclude_deprecated,
+        ),
+    )
     catalog = open_catalog(settings)
     checked_names(catalog, excluded_apis, required, excluded_categories)
     tender = make_tender(settings, catalog, backends)
@@ -457,7 +651,9 @@ def runs():
 
 
 @runs.command("list")
-@click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True, help="How many runs, newest first.")
+@click.option(
+    "--limit", type=click.IntRange(1, 1000), default=20, show_default=True, help="How many runs, newest first."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
 @click.pass_obj
 def runs_list(settings: Settings, limit, as_json):
@@ -479,22 +675,32 @@ def runs_list(settings: Settings, limit, as_json):
         click.echo(json.dumps(rows, indent=2))
         return
     if not rows:
-        click.echo(f"No runs yet in {settings.runs_path}. Make one with `tender recommend \"...\"`.")
+        click.echo(f'No runs yet in {settings.runs_path}. Make one with `tender recommend "..."`.')
     for row in rows:
         text = " ".join(row["requirement"].split())
         text = text if len(text) <= 60 else text[:59] + "…"
-        click.echo(f"{row['run_id']}  {row['created_at'][:19].replace('T', ' ')}  {row['protocol']:<14}  "
-                   f"{len(row['api_ids'])} APIs  {text}")
+        click.echo(
+            f"{row['run_id']}  {row['created_at'][:19].replace('T', ' ')}  {row['protocol']:<14}  "
+            f"{len(row['api_ids'])} APIs  {text}"
+        )
 
 
 @main.command("explain")
 @click.argument("run_id")
 @click.option("--function", help="Only this plan step: its id (f1, f2, ...) or its text.")
-@click.option("--full", is_flag=True, help="Every call for proposals with every bid, refusal and decision, and the full diagram.")
+@click.option(
+    "--full", is_flag=True, help="Every call for proposals with every bid, refusal and decision, and the full diagram."
+)
 @click.option("--diagram", is_flag=True, help="Print only the Mermaid sequence diagram.")
-@click.option("--json", "as_json", is_flag=True, help="Print the explanation as JSON, as the explain_bids tool returns it.")
-@click.option("--db", "db_path", type=click.Path(path_type=Path),
-              help="Catalogue to read API descriptions and usage from (default: catalog.db; optional).")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the explanation as JSON, as the explain_bids tool returns it."
+)
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(path_type=Path),
+    help="Catalogue to read API descriptions and usage from (default: catalog.db; optional).",
+)
 @click.pass_obj
 def explain_command(settings: Settings, run_id, function, full, diagram, as_json, db_path):
     """Tell how a stored run was decided: per function, whom the call for proposals reached, the winning and
@@ -517,8 +723,9 @@ def explain_command(settings: Settings, run_id, function, full, diagram, as_json
     try:
         run = store.get(run_id)
     except UnknownRun:
-        raise click.BadParameter(f"no run {run_id!r} in {settings.runs_path}. `tender runs list` shows the latest ids.",
-                                 param_hint="RUN_ID") from None
+        raise click.BadParameter(
+            f"no run {run_id!r} in {settings.runs_path}. `tender runs list` shows the latest ids.", param_hint="RUN_ID"
+        ) from None
     finally:
         store.close()
     try:
@@ -538,24 +745,54 @@ def explain_command(settings: Settings, run_id, function, full, diagram, as_json
 
 
 @main.command("eval")
-@click.option("--protocol", "method", type=click.Choice([*PROTOCOLS, *BASELINES, "all"]), default="all", show_default=True,
-              help=f"A protocol ({', '.join(PROTOCOLS)}), a baseline ({', '.join(BASELINES)}), or all of them.")
+@click.option(
+    "--protocol",
+    "method",
+    type=click.Choice([*PROTOCOLS, *BASELINES, "all"]),
+    default="all",
+    show_default=True,
+    help=f"A protocol ({', '.join(PROTOCOLS)}), a baseline ({', '.join(BASELINES)}), or all of them.",
+)
 @click.option("--sample", type=click.IntRange(min=1), default=100, show_default=True, help="Test mashups drawn.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the test sample drawn (0 is the reported one).")
-@click.option("--folds", type=click.IntRange(min=2), help="K-fold cross-validation over all mashups instead of a sample.")
-@click.option("--mashups", "mashups_path", type=click.Path(exists=True, path_type=Path),
-              help="Evaluate an external mashups JSONL against the whole catalogue.")
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the test sample drawn (0 is the reported one)."
+)
+@click.option(
+    "--folds", type=click.IntRange(min=2), help="K-fold cross-validation over all mashups instead of a sample."
+)
+@click.option(
+    "--mashups",
+    "mashups_path",
+    type=click.Path(exists=True, path_type=Path),
+    help="Evaluate an external mashups JSONL against the whole catalogue.",
+)
 @click.option("--mask-api-names", is_flag=True, help="Remove API names from the queries.")
-@click.option("--validation", is_flag=True,
-              help="Draw the sample outside the reported test sample (100, seed 0) and the tuning sample "
-                   "(1,000, seed 1): a check of tuned settings on more mashups.")
-@click.option("--organisation", type=click.Choice(["api", "category", "provider"]), default="api", show_default=True,
-              help="One contractor per API, per category, or per provider.")
-@click.option("--no-history", is_flag=True, help="Hide every API's usage history from the agents (a cold-start catalogue).")
-@click.option("--half", type=click.Choice(["tune", "report"]),
-              help="With --mashups: only the even (tune) or odd (report) request ids, a fixed split.")
-@click.option("--r2api-fold", type=click.IntRange(1, 10),
-              help="Test on the R2API paper's fold K (its mashups left out of the catalogue); ranking metrics as R2API's.")
+@click.option(
+    "--validation",
+    is_flag=True,
+    help="Draw the sample outside the reported test sample (100, seed 0) and the tuning sample "
+    "(1,000, seed 1): a check of tuned settings on more mashups.",
+)
+@click.option(
+    "--organisation",
+    type=click.Choice(["api", "category", "provider"]),
+    default="api",
+    show_default=True,
+    help="One contractor per API, per category, or per provider.",
+)
+@click.option(
+    "--no-history", is_flag=True, help="Hide every API's usage history from the agents (a cold-start catalogue)."
+)
+@click.option(
+    "--half",
+    type=click.Choice(["tune", "report"]),
+    help="With --mashups: only the even (tune) or odd (report) request ids, a fixed split.",
+)
+@click.option(
+    "--r2api-fold",
+    type=click.IntRange(1, 10),
+    help="Test on the R2API paper's fold K (its mashups left out of the catalogue); ranking metrics as R2API's.",
+)
 @click.option("--db", "db_path", type=click.Path(path_type=Path), help="Catalogue (default: catalog.db).")
 @click.option("--backend", type=click.Choice(["offline", "llm"]), help="Shorthand: both roles on this backend.")
 @click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write the results as JSON here.")
@@ -563,8 +800,26 @@ def explain_command(settings: Settings, run_id, function, full, diagram, as_json
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @llm_options
 @click.pass_obj
-def evaluate_command(settings: Settings, method, sample, seed, folds, mashups_path, mask_api_names, validation, organisation,
-                     no_history, half, r2api_fold, db_path, backend, json_path, plot_path, quiet, **kwargs):
+def evaluate_command(
+    settings: Settings,
+    method,
+    sample,
+    seed,
+    folds,
+    mashups_path,
+    mask_api_names,
+    validation,
+    organisation,
+    no_history,
+    half,
+    r2api_fold,
+    db_path,
+    backend,
+    json_path,
+    plot_path,
+    quiet,
+    **kwargs,
+):
     """Measure precision, recall and F1 per stage, ranking metrics and cost, on held-out mashups.
 
     The test mashups are left out of the catalogue for the run: no contractor history, co-usage
@@ -588,19 +843,38 @@ def evaluate_command(settings: Settings, method, sample, seed, folds, mashups_pa
         raise click.UsageError("--validation draws a sample; it does not go with --folds or --mashups")
     db = db_path or settings.catalog_path
     embedder = settings.embedder()
-    config = EvalConfig(db=db, methods=list(METHODS) if method == "all" else [method], sample=sample, seed=seed,
-                        folds=folds, mashups_path=mashups_path, mask_api_names=mask_api_names, validation=validation,
-                        organisation=organisation, no_history=no_history, half=half, r2api_fold=r2api_fold,
-                        folds_dir=settings.data_dir / "r2api_folds",
-                        backend=backends["manager_backend"] if backends["manager_backend"] == backends["contractor_backend"]
-                        else f"manager={backends['manager_backend']},contractors={backends['contractor_backend']}")
-    result = evaluate(config, lambda left_out: Catalog(db, embedder=embedder, exclude_mashups=left_out),
-                      lambda catalog: make_tender(settings, catalog, backends), progress=not quiet)
+    config = EvalConfig(
+        db=db,
+        methods=list(METHODS) if method == "all" else [method],
+        sample=sample,
+        seed=seed,
+        folds=folds,
+        mashups_path=mashups_path,
+        mask_api_names=mask_api_names,
+        validation=validation,
+        organisation=organisation,
+        no_history=no_history,
+        half=half,
+        r2api_fold=r2api_fold,
+        folds_dir=settings.data_dir / "r2api_folds",
+        backend=backends["manager_backend"]
+        if backends["manager_backend"] == backends["contractor_backend"]
+        else f"manager={backends['manager_backend']},contractors={backends['contractor_backend']}",
+    )
+    result = evaluate(
+        config,
+        lambda left_out: Catalog(db, embedder=embedder, exclude_mashups=left_out),
+        lambda catalog: make_tender(settings, catalog, backends),
+        progress=not quiet,
+    )
     click.echo(markdown(result))
     if result["config"]["seen_by_encoder"]:
-        click.echo(f"\nWarning: the fine-tuned encoder learned from {result['config']['seen_by_encoder']} of these test "
-                   "mashups, so their scores are optimistic. The reported sample (100, seed 0) and the validation "
-                   "samples (800, seed 2; 500, seed 3) are free of them.", err=True)
+        click.echo(
+            f"\nWarning: the fine-tuned encoder learned from {result['config']['seen_by_encoder']} of these test "
+            "mashups, so their scores are optimistic. The reported sample (100, seed 0) and the validation "
+            "samples (800, seed 2; 500, seed 3) are free of them.",
+            err=True,
+        )
     if json_path:
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(result, indent=2))
@@ -616,8 +890,12 @@ def train():
 
 
 @train.command("encoder")
-@click.option("--out", type=click.Path(path_type=Path), help="Model folder to write (default: TENDER_HOME/models/tender-minilm).")
-@click.option("--epochs", type=click.IntRange(min=1), default=2, show_default=True, help="Passes over the training pairs.")
+@click.option(
+    "--out", type=click.Path(path_type=Path), help="Model folder to write (default: TENDER_HOME/models/tender-minilm)."
+)
+@click.option(
+    "--epochs", type=click.IntRange(min=1), default=2, show_default=True, help="Passes over the training pairs."
+)
 @click.option("--learning-rate", type=float, default=3e-5, show_default=True, help="The optimiser's learning rate.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.pass_obj
@@ -629,8 +907,18 @@ def train_encoder(settings: Settings, out, epochs, learning_rate, quiet):
     (`tender train bids --write`).
     """
     out = out or settings.models_dir / "tender-minilm"
-    argv = ["--out", str(out), "--epochs", str(epochs), "--learning-rate", str(learning_rate),
-            "--apis", str(settings.data_file("apis.jsonl")), "--mashups", str(settings.data_file("mashups.jsonl"))]
+    argv = [
+        "--out",
+        str(out),
+        "--epochs",
+        str(epochs),
+        "--learning-rate",
+        str(learning_rate),
+        "--apis",
+        str(settings.data_file("apis.jsonl")),
+        "--mashups",
+        str(settings.data_file("mashups.jsonl")),
+    ]
     from tender.training.encoder import main as encoder_main  # torch: only once the data is known to be there
 
     encoder_main(argv + (["--quiet"] if quiet else []))
@@ -648,23 +936,58 @@ def train_bids(settings: Settings, args):
 
 
 @main.command("serve")
-@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
-              help="stdio for Claude Desktop and IDEs; http for streamable HTTP (agents).")
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio for Claude Desktop and IDEs; http for streamable HTTP (agents).",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP only: the address to listen on.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="HTTP only.")
-@click.option("--allow-host", "allowed_hosts", multiple=True, metavar="NAME",
-              help="HTTP only: also accept requests addressed to this host name (repeatable). Loopback and --host are accepted.")
-@click.option("--db", "db_path", type=click.Path(path_type=Path), help="Catalogue to serve (default: catalog.db, or TENDER_CATALOG).")
-@click.option("--allow-unauthenticated", is_flag=True,
-              help="HTTP only: serve beyond loopback without TENDER_HTTP_TOKEN (refused otherwise).")
-@click.option("--max-connections", type=click.IntRange(min=2),
-              help="HTTP only: connections open at once; past it the oldest one waiting for a request is closed "
-                   "(default: half the file limit, at most 1,000).")
-@click.option("--idle-timeout", type=click.FloatRange(min=0.5), default=10, show_default=True,
-              help="HTTP only: seconds a connection may stay open without a complete request.")
+@click.option(
+    "--allow-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="HTTP only: also accept requests addressed to this host name (repeatable). Loopback and --host are accepted.",
+)
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(path_type=Path),
+    help="Catalogue to serve (default: catalog.db, or TENDER_CATALOG).",
+)
+@click.option(
+    "--allow-unauthenticated",
+    is_flag=True,
+    help="HTTP only: serve beyond loopback without TENDER_HTTP_TOKEN (refused otherwise).",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=2),
+    help="HTTP only: connections open at once; past it the oldest one waiting for a request is closed "
+    "(default: half the file limit, at most 1,000).",
+)
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(min=0.5),
+    default=10,
+    show_default=True,
+    help="HTTP only: seconds a connection may stay open without a complete request.",
+)
 @click.pass_obj
-def serve_command(settings: Settings, transport, host, port, allowed_hosts, db_path, allow_unauthenticated,
-                  max_connections, idle_timeout):
+def serve_command(
+    settings: Settings,
+    transport,
+    host,
+    port,
+    allowed_hosts,
+    db_path,
+    allow_unauthenticated,
+    max_connections,
+    idle_timeout,
+):
     """Serve Tender over MCP: the recommend_apis, explain_bids, compare_protocols, search_apis, get_api
     and list_categories tools, catalogue and run resources, and the compose_service prompt.
 
@@ -680,5 +1003,13 @@ def serve_command(settings: Settings, transport, host, port, allowed_hosts, db_p
     """
     from .server.app import serve
 
-    serve(with_db(settings, db_path), transport=transport, host=host, port=port, allowed_hosts=allowed_hosts,
-          allow_unauthenticated=allow_unauthenticated, max_connections=max_connections, idle_s=idle_timeout)
+    serve(
+        with_db(settings, db_path),
+        transport=transport,
+        host=host,
+        port=port,
+        allowed_hosts=allowed_hosts,
+        allow_unauthenticated=allow_unauthenticated,
+        max_connections=max_connections,
+        idle_s=idle_timeout,
+    )

@@ -26,7 +26,7 @@ class DataMissing(CatalogError):
         super().__init__(
             f"No ProgrammableWeb data: {name} is not in {folder}. Set TENDER_DATA to the folder that holds "
             "apis.jsonl and mashups.jsonl (the directory as published with the R2API study; see the README, "
-            f"\"Data\"){', or ' + instead if instead else ''}."
+            f'"Data"){", or " + instead if instead else ""}.'
         )
         self.folder, self.name = folder, name
 
@@ -41,7 +41,9 @@ class MalformedInput(CatalogError):
 
 class ApiNotFound(CatalogError):
     def __init__(self, api):
-        super().__init__(f"No API {api!r} in the catalogue. Use search_apis or `tender catalog search` to find its id or exact name.")
+        super().__init__(
+            f"No API {api!r} in the catalogue. Use search_apis or `tender catalog search` to find its id or exact name."
+        )
         self.api = api
 
 

@@ -69,8 +69,9 @@ class Settings:
         """The configured encoder, loaded lazily; `threads=None` uses every core (for building)."""
         from tender.catalog import get_embedder
 
-        return get_embedder(self.embedding_model, threads=threads, runtime=self.embedding_runtime,
-                            cache_dir=self.cache_dir)
+        return get_embedder(
+            self.embedding_model, threads=threads, runtime=self.embedding_runtime, cache_dir=self.cache_dir
+        )
 
     @classmethod
     def from_env(cls, env=None) -> "Settings":

@@ -1,17 +1,57 @@
 """A small ProgrammableWeb-shaped world for fast tests: 24 APIs, 40 mashups."""
 
 APIS = [
-    (0, "Google Maps", ["Mapping", "Viewer"], "Google Maps lets developers embed interactive maps, markers, geocoding and directions in web pages."),
-    (1, "OpenStreetMap", ["Mapping", "Open Data"], "OpenStreetMap offers free editable map data of the world, tiles and geographic features."),
+    (
+        0,
+        "Google Maps",
+        ["Mapping", "Viewer"],
+        "Google Maps lets developers embed interactive maps, markers, geocoding and directions in web pages.",
+    ),
+    (
+        1,
+        "OpenStreetMap",
+        ["Mapping", "Open Data"],
+        "OpenStreetMap offers free editable map data of the world, tiles and geographic features.",
+    ),
     (2, "Bing Maps", ["Mapping"], "Bing Maps provides maps, aerial imagery, routes and location search."),
-    (3, "Yelp", ["Reviews", "Food"], "Yelp gives access to local business listings, restaurant reviews, ratings and photos."),
-    (4, "Zomato", ["Food", "Reviews"], "Zomato restaurant search, menus, cuisines and user reviews for cities worldwide."),
-    (5, "Flickr", ["Photos", "Social"], "Flickr photo sharing: search, upload and tag photos, browse photos by location."),
-    (6, "Instagram", ["Photos", "Social"], "Instagram photos and videos shared by users, with likes, comments and locations."),
-    (7, "Twitter", ["Social", "Microblogging"], "Twitter lets applications read and post tweets, follow users and search the timeline."),
+    (
+        3,
+        "Yelp",
+        ["Reviews", "Food"],
+        "Yelp gives access to local business listings, restaurant reviews, ratings and photos.",
+    ),
+    (
+        4,
+        "Zomato",
+        ["Food", "Reviews"],
+        "Zomato restaurant search, menus, cuisines and user reviews for cities worldwide.",
+    ),
+    (
+        5,
+        "Flickr",
+        ["Photos", "Social"],
+        "Flickr photo sharing: search, upload and tag photos, browse photos by location.",
+    ),
+    (
+        6,
+        "Instagram",
+        ["Photos", "Social"],
+        "Instagram photos and videos shared by users, with likes, comments and locations.",
+    ),
+    (
+        7,
+        "Twitter",
+        ["Social", "Microblogging"],
+        "Twitter lets applications read and post tweets, follow users and search the timeline.",
+    ),
     (8, "Facebook", ["Social"], "Facebook Graph API for friends, profiles, pages, posts and social login."),
     (9, "OpenWeatherMap", ["Weather"], "Current weather, forecasts and historical weather data for any location."),
-    (10, "Weather Underground", ["Weather"], "Weather Underground forecasts, conditions, radar and severe weather alerts."),
+    (
+        10,
+        "Weather Underground",
+        ["Weather"],
+        "Weather Underground forecasts, conditions, radar and severe weather alerts.",
+    ),
     (11, "PayPal", ["Payments", "eCommerce"], "PayPal online payments, checkout, invoices and money transfers."),
     (12, "Stripe", ["Payments"], "Stripe payment processing for credit cards, subscriptions and billing."),
     (13, "Last.fm", ["Music"], "Last.fm music metadata, artists, albums, scrobbling and listening charts."),
@@ -19,12 +59,27 @@ APIS = [
     (15, "YouTube", ["Video", "Media"], "YouTube video search, playback, upload, channels and comments."),
     (16, "Vimeo", ["Video"], "Vimeo video hosting, players, channels and uploads."),
     (17, "Bing Search", ["Search"], "Bing web search, image search and news search results."),
-    (18, "Twilio", ["Telephony", "Messaging"], "Twilio sends SMS text messages and makes voice calls from applications."),
+    (
+        18,
+        "Twilio",
+        ["Telephony", "Messaging"],
+        "Twilio sends SMS text messages and makes voice calls from applications.",
+    ),
     (19, "SendGrid", ["Email", "Messaging"], "SendGrid transactional email delivery, templates and email analytics."),
     (20, "Eventbrite", ["Events"], "Eventbrite event listings, ticket sales and attendee registration."),
-    (21, "Google Translate", ["Translation", "Language"], "Translate text between languages and detect the language of text."),
+    (
+        21,
+        "Google Translate",
+        ["Translation", "Language"],
+        "Translate text between languages and detect the language of text.",
+    ),
     (22, "eBay", ["eCommerce", "Auctions"], "eBay product listings, auctions, bids and item search."),
-    (23, "Amazon Product Advertising", ["eCommerce", "Shopping"], "Amazon product search, prices, reviews and affiliate links."),
+    (
+        23,
+        "Amazon Product Advertising",
+        ["eCommerce", "Shopping"],
+        "Amazon product search, prices, reviews and affiliate links.",
+    ),
 ]
 
 MASHUPS = [
@@ -72,11 +127,30 @@ MASHUPS = [
 
 
 def api_rows():
-    return [{"id": i, "name": n, "url": f"/api/{n.lower().replace(' ', '-')}", "categories": c, "description": d, "source": "fixture"}
-            for i, n, c, d in APIS]
+    return [
+        {
+            "id": i,
+            "name": n,
+            "url": f"/api/{n.lower().replace(' ', '-')}",
+            "categories": c,
+            "description": d,
+            "source": "fixture",
+        }
+        for i, n, c, d in APIS
+    ]
 
 
 def mashup_rows():
     names = {i: n for i, n, _, _ in APIS}
-    return [{"id": i, "name": n, "url": "", "categories": [], "description": d, "api_ids": ids, "api_names": [names[a] for a in ids]}
-            for i, n, d, ids in MASHUPS]
+    return [
+        {
+            "id": i,
+            "name": n,
+            "url": "",
+            "categories": [],
+            "description": d,
+            "api_ids": ids,
+            "api_names": [names[a] for a in ids],
+        }
+        for i, n, d, ids in MASHUPS
+    ]

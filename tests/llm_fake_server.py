@@ -28,8 +28,17 @@ from pydantic import BaseModel
 
 from tender.agents.reasoners.base import Reasoner
 from tender.agents.reasoners.llm import LLMReasoner
-from tender.agents.tasks import (BidDecision, BidTask, CategoryMapping, DecomposeTask, Decomposition, FunctionSpec,
-                          MapCategoriesTask, Selection, SelectTask)
+from tender.agents.tasks import (
+    BidDecision,
+    BidTask,
+    CategoryMapping,
+    DecomposeTask,
+    Decomposition,
+    FunctionSpec,
+    MapCategoriesTask,
+    Selection,
+    SelectTask,
+)
 
 
 @dataclass
@@ -150,8 +159,11 @@ class FakeLLMServer:
 
             def _reply(self, reply, body):
                 if reply is None:
-                    return self._send(500, {"error": {"message": "the test scripted no reply for this request"}},
-                                      {"x-should-retry": "false"})
+                    return self._send(
+                        500,
+                        {"error": {"message": "the test scripted no reply for this request"}},
+                        {"x-should-retry": "false"},
+                    )
                 if isinstance(reply, Hang):
                     server._stopping.wait(reply.seconds)
                     self.close_connection = True
@@ -177,7 +189,7 @@ class FakeLLMServer:
                     for index in range(len(data)):
                         if server._stopping.wait(reply.interval_s):
                             return
-                        self.wfile.write(data[index:index + 1])
+                        self.wfile.write(data[index : index + 1])
                         self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up: what the test wants
@@ -204,11 +216,18 @@ def completion(reply: Answer, body: dict) -> dict:
     """The chat.completion object for a scripted answer."""
     content = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
     return {
-        "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
         "model": body.get("model", "fake"),
-        "choices": [{"index": 0, "finish_reason": reply.finish_reason, "message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
-                  "total_tokens": reply.prompt_tokens + reply.completion_tokens},
+        "choices": [
+            {"index": 0, "finish_reason": reply.finish_reason, "message": {"role": "assistant", "content": content}}
+        ],
+        "usage": {
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+        },
     }
 
 

@@ -24,9 +24,13 @@ from tender.agents.tasks import BidDecision, BidDraft, BidTask, Task
 class ScriptedReasoner(Reasoner):
     name = "scripted"
 
-    def __init__(self, embedder, bids: dict[str, float] | None = None,
-                 answers: dict[type[Task], BaseModel | Callable[[Task], BaseModel]] | None = None,
-                 policy: Policy | None = None):
+    def __init__(
+        self,
+        embedder,
+        bids: dict[str, float] | None = None,
+        answers: dict[type[Task], BaseModel | Callable[[Task], BaseModel]] | None = None,
+        policy: Policy | None = None,
+    ):
         self.bids = dict(bids or {})
         self.answers = dict(answers or {})
         self.fallback = EmbeddedReasoner(embedder, policy=policy)  # its policy: the selection's thresholds
@@ -43,9 +47,16 @@ class ScriptedReasoner(Reasoner):
         return self.fallback.run(task, context)
 
     def bid(self, task: BidTask) -> BidDecision:
-        drafts = [BidDraft(api_id=api.api_id, score=self.bids[api.name], rationale=f"scripted: {api.name}",
-                           function=task.cfp.function)
-                  for api in task.knowledge.apis if api.name in self.bids]
+        drafts = [
+            BidDraft(
+                api_id=api.api_id,
+                score=self.bids[api.name],
+                rationale=f"scripted: {api.name}",
+                function=task.cfp.function,
+            )
+            for api in task.knowledge.apis
+            if api.name in self.bids
+        ]
         return BidDecision(proposals=drafts) if drafts else BidDecision(refusal="scripted to refuse")
 
     def asked_for(self, task_type: type[Task]) -> list:

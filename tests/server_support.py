@@ -28,8 +28,11 @@ def settings(catalog_path, tmp_path) -> Settings:
 def server_env(catalog_path, tmp_path) -> dict[str, str]:
     """Environment for `tender serve` as a subprocess on the fixture catalogue."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TENDER_")}
-    return env | {"TENDER_CATALOG": str(catalog_path), "TENDER_RUNS": str(tmp_path / "runs.db"),
-                  "TENDER_EMBEDDING_MODEL": "hashing"}
+    return env | {
+        "TENDER_CATALOG": str(catalog_path),
+        "TENDER_RUNS": str(tmp_path / "runs.db"),
+        "TENDER_EMBEDDING_MODEL": "hashing",
+    }
 
 
 def free_port() -> int:
@@ -54,8 +57,12 @@ def http_server(env: dict, log: Path, *args: str) -> Iterator[HttpServer]:
     stopped afterwards, having written nothing to stdout."""
     port = free_port()
     with log.open("w") as stderr:
-        process = subprocess.Popen([TENDER, "serve", "--transport", "http", "--port", str(port), *args],
-                                   env=env, stdout=subprocess.PIPE, stderr=stderr)
+        process = subprocess.Popen(
+            [TENDER, "serve", "--transport", "http", "--port", str(port), *args],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+        )
     try:
         deadline = time.monotonic() + 60
         while True:

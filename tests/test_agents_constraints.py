@@ -22,7 +22,9 @@ EVERY_API_BIDS = {row["name"]: round(0.9 - 0.02 * row["id"], 2) for row in api_r
 
 @pytest.fixture
 def tender(catalog_path, embedder):
-    reasoner = ScriptedReasoner(embedder, bids=EVERY_API_BIDS, policy=Policy(self_select_at=0.001, expected_missing=100.0))
+    reasoner = ScriptedReasoner(
+        embedder, bids=EVERY_API_BIDS, policy=Policy(self_select_at=0.001, expected_missing=100.0)
+    )
     return Tender(Catalog(catalog_path, embedder=embedder), manager=reasoner, contractors=reasoner)
 
 
@@ -61,7 +63,9 @@ def test_required_categories_are_covered(tender, protocol):
 
 
 def test_a_required_category_the_selection_missed_is_announced_again(tender):
-    result = tender.recommend(Request.create(MAP_AND_REVIEWS, constraints=Constraints(required_categories=["Payments"])))
+    result = tender.recommend(
+        Request.create(MAP_AND_REVIEWS, constraints=Constraints(required_categories=["Payments"]))
+    )
     assert any("Payments" in a.categories for a in result.plan.apis)
     assert any("required category Payments" in b.reason for b in result.transcript.backtracking)
     assert any(cfp.categories == ["Payments"] for cfp in result.transcript.of_kind("cfp"))
@@ -76,8 +80,12 @@ def maps_only(embedder):
 def test_backtracking_fires_when_the_mapped_categories_have_no_match(catalog_path, embedder, maps_only):
     # Every Mapping API is excluded: the map function must be re-announced under other categories.
     strict = Tender(Catalog(catalog_path, embedder=embedder), manager=maps_only, contractors=maps_only)
-    result = strict.recommend(Request.create("Plot places on an interactive map.", constraints=Constraints(
-        excluded_apis=["Google Maps", "OpenStreetMap", "Bing Maps"])))
+    result = strict.recommend(
+        Request.create(
+            "Plot places on an interactive map.",
+            constraints=Constraints(excluded_apis=["Google Maps", "OpenStreetMap", "Bing Maps"]),
+        )
+    )
     transcript = result.transcript
     # No contractor of an excluded API was even asked.
     assert not {api.name for task in maps_only.asked_for(BidTask) for api in task.knowledge.apis} & set(maps_only.bids)
@@ -91,18 +99,26 @@ def test_backtracking_fires_when_the_mapped_categories_have_no_match(catalog_pat
 
 def test_a_function_nobody_can_do_fails_after_bounded_rounds(tender, catalog_path, embedder):
     everything = [a.id for a in Catalog(catalog_path).apis()]
-    result = tender.recommend(Request.create("Plot places on an interactive map.", constraints=Constraints(excluded_apis=everything)))
+    result = tender.recommend(
+        Request.create("Plot places on an interactive map.", constraints=Constraints(excluded_apis=everything))
+    )
     step = result.plan.steps[0]
     assert step.status == StepStatus.failed and 1 <= step.rounds <= 3
     assert result.plan.apis == []
     assert result.transcript.of_kind("failure")
 
 
-@pytest.mark.parametrize("fields, message", [
-    ({"constraints": Constraints(required_categories=["Nope"])}, "No category 'Nope'"),
-    ({"constraints": Constraints(excluded_apis=["Nope"])}, "excluded_apis"),
-    ({"constraints": Constraints(required_categories=["Weather"], excluded_categories=["weather"])}, "both required and excluded"),
-])
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"constraints": Constraints(required_categories=["Nope"])}, "No category 'Nope'"),
+        ({"constraints": Constraints(excluded_apis=["Nope"])}, "excluded_apis"),
+        (
+            {"constraints": Constraints(required_categories=["Weather"], excluded_categories=["weather"])},
+            "both required and excluded",
+        ),
+    ],
+)
 def test_unknown_or_contradictory_constraints_are_clear_errors(tender, fields, message):
     with pytest.raises(Exception, match=message):
         tender.recommend(Request(requirement=MAP_AND_REVIEWS, **fields))

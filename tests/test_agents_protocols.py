@@ -86,8 +86,12 @@ def test_manager_led_finds_the_map_and_the_reviews(tender, reasoner):
     assert {"Google Maps", "Yelp"} <= {a.name for a in plan.apis}
     # The reviews step was announced to the review sites, and they bid for it.
     reviews = plan.steps[1]
-    asked = {api.name for task in reasoner.asked_for(BidTask) if task.cfp.function_id == reviews.id
-             for api in task.knowledge.apis}
+    asked = {
+        api.name
+        for task in reasoner.asked_for(BidTask)
+        if task.cfp.function_id == reviews.id
+        for api in task.knowledge.apis
+    }
     assert {"Yelp", "Zomato"} <= asked
     assert {p.api_name for p in result.transcript.of_kind("propose") if p.function_id == reviews.id} >= {"Yelp"}
 
@@ -128,7 +132,10 @@ def test_the_same_input_gives_the_same_output(protocol, catalog_path, embedder):
     # The embedded reasoner, not the scripted one: its own determinism is what is tested.
     first = run(Tender(Catalog(catalog_path, embedder=embedder)), protocol=protocol)
     again = run(Tender(Catalog(catalog_path, embedder=embedder)), protocol=protocol)
-    assert first.plan.model_dump(exclude={"run_id", "latency_ms"}) == again.plan.model_dump(exclude={"run_id", "latency_ms"})
+    assert first.plan.model_dump(exclude={"run_id", "latency_ms"}) == again.plan.model_dump(
+        exclude={"run_id", "latency_ms"}
+    )
+
     def messages(run):
         return [m.model_dump(exclude={"at_ms"}) for m in run.transcript.messages]
 
@@ -144,15 +151,26 @@ def test_the_same_input_gives_the_same_output_in_another_process(catalog_path):
 
     def volatile(value):
         if isinstance(value, dict):
-            return {k: volatile(v) for k, v in value.items() if k not in {"run_id", "latency_ms", "at_ms", "elapsed_ms"}}
+            return {
+                k: volatile(v) for k, v in value.items() if k not in {"run_id", "latency_ms", "at_ms", "elapsed_ms"}
+            }
         return [volatile(v) for v in value] if isinstance(value, list) else value
 
     outputs = []
     for hash_seed in ("1", "2", "3"):
-        env = {**os.environ, "TENDER_CATALOG": str(catalog_path), "TENDER_EMBEDDING_MODEL": "hashing",
-               "PYTHONHASHSEED": hash_seed}
-        result = subprocess.run([sys.executable, "-m", "tender", "recommend", REQUIREMENT, "--json"],
-                                capture_output=True, text=True, env=env, timeout=120)
+        env = {
+            **os.environ,
+            "TENDER_CATALOG": str(catalog_path),
+            "TENDER_EMBEDDING_MODEL": "hashing",
+            "PYTHONHASHSEED": hash_seed,
+        }
+        result = subprocess.run(
+            [sys.executable, "-m", "tender", "recommend", REQUIREMENT, "--json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
         assert result.returncode == 0, result.stderr
         outputs.append(volatile(json.loads(result.stdout)))
     assert outputs[0] == outputs[1] == outputs[2]
@@ -176,9 +194,17 @@ def test_category_candidates_come_in_the_same_order_in_every_process(catalog_pat
         "function = FunctionSpec(id='f1', name='map', description=sys.argv[2])\n"
         "print([c.name for c in manager.category_candidates(sys.argv[2], function, set())])\n"
     )
-    orders = {subprocess.run([sys.executable, "-c", script, str(catalog_path), REQUIREMENT], capture_output=True, text=True,
-                             env={**os.environ, "PYTHONHASHSEED": seed}, timeout=120, check=True).stdout
-              for seed in ("1", "2", "3", "4", "5")}
+    orders = {
+        subprocess.run(
+            [sys.executable, "-c", script, str(catalog_path), REQUIREMENT],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            timeout=120,
+            check=True,
+        ).stdout
+        for seed in ("1", "2", "3", "4", "5")
+    }
     assert len(orders) == 1, orders
 
 
@@ -244,8 +270,15 @@ def test_a_contractor_votes_with_its_best_share_among_the_clauses_neighbourhoods
         return v / np.linalg.norm(v)
 
     # Its one past mashup lies far from the whole requirement but is the nearest to the second clause.
-    api = ApiKnowledge(api_id=1, name="Twilio", categories=["Telephony"], description="SMS", usage_count=1,
-                       vector=unit(0, 1, 0), history_vectors=np.stack([unit(0, 0, 1)]))
+    api = ApiKnowledge(
+        api_id=1,
+        name="Twilio",
+        categories=["Telephony"],
+        description="SMS",
+        usage_count=1,
+        vector=unit(0, 1, 0),
+        history_vectors=np.stack([unit(0, 0, 1)]),
+    )
     requirement, sms = unit(1, 0, 0), unit(0, 0, 1)
     whole = Neighbourhood(k=2, nearest=1.0, radius=0.9, temperature=0.1, mass=1.9)
     around_sms = Neighbourhood(k=2, nearest=1.0, radius=0.5, temperature=0.1, mass=2.0, about="send an SMS")
@@ -278,8 +311,15 @@ def test_a_contractor_votes_with_its_description_share_and_weighs_its_history_ce
     descriptions = Neighbourhood(k=2, nearest=1.0, radius=0.8, temperature=0.1, mass=1.0 + float(np.exp(-2.0)))
 
     def evidence(description, history):
-        api = ApiKnowledge(api_id=1, name="Some API", categories=["Mapping"], description="d", usage_count=len(history),
-                           vector=description, history_vectors=np.stack(history))
+        api = ApiKnowledge(
+            api_id=1,
+            name="Some API",
+            categories=["Mapping"],
+            description="d",
+            usage_count=len(history),
+            vector=description,
+            history_vectors=np.stack(history),
+        )
         return dict(zip(FEATURES, features(api, requirement, None, "a map", 0.05, descriptions=descriptions)))
 
     best = evidence(unit(1, 0, 0), [unit(1, 0, 0), unit(0, 1, 0)])
@@ -290,7 +330,9 @@ def test_a_contractor_votes_with_its_description_share_and_weighs_its_history_ce
     assert outside["description_vote"] == 0.0
     # The same closest use, but a history used mostly for this has the closer centre.
     assert best["history_max"] == pytest.approx(second["history_max"])
-    assert second["history_centroid"] == pytest.approx(1.0) and best["history_centroid"] == pytest.approx(2 ** -0.5, rel=1e-4)
+    assert second["history_centroid"] == pytest.approx(1.0) and best["history_centroid"] == pytest.approx(
+        2**-0.5, rel=1e-4
+    )
 
 
 def test_a_requirement_names_an_api_in_full_in_any_case_and_by_its_first_words_only_as_written():

@@ -44,8 +44,14 @@ def mixed(tmp_path, embedder):
 
 
 def _reached(catalog: Catalog, organisation: str, categories: list[str], strategy: str = "embedding") -> set[str]:
-    cfp = CallForProposals(sender="manager", receiver="*", task_id="t1", function="send a text message",
-                           requirement="send a text message", categories=categories)
+    cfp = CallForProposals(
+        sender="manager",
+        receiver="*",
+        task_id="t1",
+        function="send a text message",
+        requirement="send a text message",
+        categories=categories,
+    )
     vector = np.ones(catalog.vectors("api").matrix.shape[1], dtype=np.float32)
     _, contacted = Router(catalog, organisation).route(cfp, vector / np.linalg.norm(vector), 12, strategy)
     return set(contacted)
@@ -72,7 +78,9 @@ def test_sms_and_weather_providers_both_bid_over_the_forty_documents(tmp_path):
     embedder = get_embedder("default")
     build_from_sources([load_openapi(DOCS)], tmp_path / "openapi.db", embedder)
     tender = Tender(Catalog(tmp_path / "openapi.db", embedder=embedder))
-    run = tender.recommend(Request.create("send an SMS when the weather forecast says it will rain", organisation="provider"))
+    run = tender.recommend(
+        Request.create("send an SMS when the weather forecast says it will rain", organisation="provider")
+    )
     sms = {"D7SMS", "SMS API"}
     bidders = {m.sender for m in run.transcript.messages if m.kind == "propose"}
     assert {"provider:D7SMS", "provider:SMS API"} <= bidders

@@ -19,8 +19,16 @@ GONE = "[This API is no longer available. Its functions have been split among ot
 
 
 def bid(api_id, score, function="f1"):
-    return Propose(sender=f"api:{api_id}", receiver="manager", task_id="t1", api_id=api_id, api_name=f"api {api_id}",
-                   score=score, rationale="", function_id=function)
+    return Propose(
+        sender=f"api:{api_id}",
+        receiver="manager",
+        task_id="t1",
+        api_id=api_id,
+        api_name=f"api {api_id}",
+        score=score,
+        rationale="",
+        function_id=function,
+    )
 
 
 def items(*specs):
@@ -41,7 +49,9 @@ def test_it_stays_when_no_live_item_bid_close_enough_or_for_the_same_step():
 
 
 def test_a_replacement_keeps_a_required_category_covered_and_never_duplicates_a_chosen_item():
-    apis = items((1, "deprecated", ["Mapping"]), (2, "active", ["Photos"]), (3, "active", ["Mapping"]), (5, "active", []))
+    apis = items(
+        (1, "deprecated", ["Mapping"]), (2, "active", ["Photos"]), (3, "active", ["Mapping"]), (5, "active", [])
+    )
     proposals = [bid(1, 0.80), bid(2, 0.80), bid(3, 0.76), bid(5, 0.79)]
     final, _ = prefer_active([1, 5], proposals, apis.__getitem__, required_categories=["Mapping"])
     assert final == [3, 5]
@@ -51,16 +61,21 @@ def test_a_replacement_keeps_a_required_category_covered_and_never_duplicates_a_
 def dead_twitter_catalog(tmp_path_factory, embedder):
     """The fixture world with Twitter and Facebook gone, as ProgrammableWeb's editors wrote it."""
     folder = tmp_path_factory.mktemp("dead")
-    rows = [{**row, "description": GONE + row["description"]} if row["name"] in ("Twitter", "Facebook") else row
-            for row in api_rows()]
+    rows = [
+        {**row, "description": GONE + row["description"]} if row["name"] in ("Twitter", "Facebook") else row
+        for row in api_rows()
+    ]
     path = folder / "catalog.db"
-    build_catalog(write_jsonl(folder / "apis.jsonl", rows), write_jsonl(folder / "mashups.jsonl", mashup_rows()), path, embedder)
+    build_catalog(
+        write_jsonl(folder / "apis.jsonl", rows), write_jsonl(folder / "mashups.jsonl", mashup_rows()), path, embedder
+    )
     return path
 
 
 def tender_on(path, embedder):
-    reasoner = EmbeddedReasoner(embedder, policy=Policy(propose_at=0.001, self_select_at=0.001, expected_missing=100.0,
-                                                           nothing_below=0.0))
+    reasoner = EmbeddedReasoner(
+        embedder, policy=Policy(propose_at=0.001, self_select_at=0.001, expected_missing=100.0, nothing_below=0.0)
+    )
     return Tender(Catalog(path, embedder=embedder), manager=reasoner, contractors=reasoner)
 
 
@@ -80,18 +95,35 @@ def test_deprecated_items_are_marked_in_the_plan_and_excluded_on_request(dead_tw
 @pytest.fixture(scope="module")
 def tools_catalog(tmp_path_factory, embedder):
     """Two MCP-like servers' tools and nothing else: no categories, no usage history."""
+
     def tool(server, name, description):
-        return Api(id=0, name=f"{name} ({server})", kind="tool", provider=server, server=server, tool=name,
-                   description=description, status="active", status_source="listed by the server")
+        return Api(
+            id=0,
+            name=f"{name} ({server})",
+            kind="tool",
+            provider=server,
+            server=server,
+            tool=name,
+            description=description,
+            status="active",
+            status_source="listed by the server",
+        )
+
     loaded = [
-        Loaded(info=SourceInfo(kind="mcp-listing", name="weather", items=2), apis=[
-            tool("weather", "get_forecast", "Weather forecast for a city for the next days."),
-            tool("weather", "get_alerts", "Severe weather alerts for a region."),
-        ]),
-        Loaded(info=SourceInfo(kind="mcp-listing", name="mail", items=2), apis=[
-            tool("mail", "send_email", "Send an email message to a recipient."),
-            tool("mail", "search_inbox", "Search the inbox for email messages."),
-        ]),
+        Loaded(
+            info=SourceInfo(kind="mcp-listing", name="weather", items=2),
+            apis=[
+                tool("weather", "get_forecast", "Weather forecast for a city for the next days."),
+                tool("weather", "get_alerts", "Severe weather alerts for a region."),
+            ],
+        ),
+        Loaded(
+            info=SourceInfo(kind="mcp-listing", name="mail", items=2),
+            apis=[
+                tool("mail", "send_email", "Send an email message to a recipient."),
+                tool("mail", "search_inbox", "Search the inbox for email messages."),
+            ],
+        ),
     ]
     path = tmp_path_factory.mktemp("tools") / "catalog.db"
     build_from_sources(loaded, path, embedder)
@@ -106,11 +138,16 @@ def test_a_catalogue_of_tools_has_providers_and_no_categories(tools_catalog, emb
     assert catalog.mashups() == [] and catalog.vectors("category").matrix.shape[0] == 0
 
 
-NO_CATEGORIES = pytest.mark.xfail(reason="manager-led maps each function to categories first; in a catalogue without "
-                                          "categories it announces nothing (being reworked in the agents)", strict=False)
+NO_CATEGORIES = pytest.mark.xfail(
+    reason="manager-led maps each function to categories first; in a catalogue without "
+    "categories it announces nothing (being reworked in the agents)",
+    strict=False,
+)
 
 
-@pytest.mark.parametrize("protocol", [pytest.param("manager-led", marks=NO_CATEGORIES), "contractor-led", "collaborative"])
+@pytest.mark.parametrize(
+    "protocol", [pytest.param("manager-led", marks=NO_CATEGORIES), "contractor-led", "collaborative"]
+)
 def test_provider_contractors_bid_their_own_tools_and_the_plan_names_server_and_tool(tools_catalog, embedder, protocol):
     tender = tender_on(tools_catalog, embedder)
     run = tender.recommend(Request.create("Email me the weather forecast", organisation="provider", protocol=protocol))

@@ -35,8 +35,11 @@ def test_a_clause_read_in_one_requirement_does_not_lend_its_vector_to_another():
 def test_a_plan_does_not_depend_on_the_requests_before_it(catalog_path):
     def plan(tender, text):
         run = tender.recommend(Request.create(text))
-        return run.plan.stages.model_dump(), [(a.api_id, a.score) for a in run.plan.apis], \
-            [m.model_dump(exclude={"at_ms"}) for m in run.transcript.messages]
+        return (
+            run.plan.stages.model_dump(),
+            [(a.api_id, a.score) for a in run.plan.apis],
+            [m.model_dump(exclude={"at_ms"}) for m in run.transcript.messages],
+        )
 
     fresh = Tender(Catalog(catalog_path, embedder=ReadsInContext(256)))
     used = Tender(Catalog(catalog_path, embedder=ReadsInContext(256)))

@@ -28,8 +28,10 @@ class CountingEmbedder(HashingEmbedder):
 
 def table_counts(path):
     db = sqlite3.connect(path)
-    return {t: db.execute(f"select count(*) from [{t}]").fetchone()[0]
-            for t in ("apis", "categories", "api_categories", "mashups", "mashup_apis", "embeddings", "co_usage", "meta")}
+    return {
+        t: db.execute(f"select count(*) from [{t}]").fetchone()[0]
+        for t in ("apis", "categories", "api_categories", "mashups", "mashup_apis", "embeddings", "co_usage", "meta")
+    }
 
 
 def test_build_creates_every_table_with_the_source_counts(catalog_path):
@@ -95,11 +97,14 @@ def test_rebuild_embeds_only_changed_texts(sources, tmp_path):
     assert counting.texts == [Api(**rows[5]).text()]
 
 
-@pytest.mark.parametrize("line, problem", [
-    ('{"id": 3, "name": ', "not valid JSON"),
-    ('{"id": "x", "name": "Bad"}', "id"),
-    ('{"id": 99}', "name"),
-])
+@pytest.mark.parametrize(
+    "line, problem",
+    [
+        ('{"id": 3, "name": ', "not valid JSON"),
+        ('{"id": "x", "name": "Bad"}', "id"),
+        ('{"id": 99}', "name"),
+    ],
+)
 def test_malformed_line_names_file_and_line_and_writes_nothing(sources, tmp_path, line, problem):
     path = tmp_path / "catalog.db"
     build_catalog(*sources, path, HashingEmbedder())
@@ -126,9 +131,25 @@ def test_unknown_api_in_a_mashup_is_malformed(sources, tmp_path):
 def test_cli_malformed_input_exits_2_with_the_line(sources, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(sources[0].read_text() + "{oops\n")
-    result = subprocess.run([sys.executable, "-m", "tender", "catalog", "build", "--apis", str(bad),
-                             "--mashups", str(sources[1]), "--db", str(tmp_path / "c.db"), "--quiet"],
-                            capture_output=True, text=True, env={**os.environ, "TENDER_EMBEDDING_MODEL": "hashing"})
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tender",
+            "catalog",
+            "build",
+            "--apis",
+            str(bad),
+            "--mashups",
+            str(sources[1]),
+            "--db",
+            str(tmp_path / "c.db"),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TENDER_EMBEDDING_MODEL": "hashing"},
+    )
     assert result.returncode == 2
     assert f"line {len(APIS) + 1}" in result.stderr
     assert not (tmp_path / "c.db").exists()

@@ -18,15 +18,22 @@ from tender.cli import main
 from tender.errors import EncoderMismatch, TenderError
 from tests.conftest import ROOT
 
-HAS_TORCH = importlib.util.find_spec("torch") is not None and importlib.util.find_spec("sentence_transformers") is not None
+HAS_TORCH = (
+    importlib.util.find_spec("torch") is not None and importlib.util.find_spec("sentence_transformers") is not None
+)
 needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="needs the train extra (torch, sentence-transformers)")
 # Run in a child with torch and sentence-transformers made unimportable, as in an install without the train extra.
 NO_TORCH = "import sys\nfor name in ('torch', 'sentence_transformers', 'transformers'): sys.modules[name] = None\n"
 
 
 def run_without_torch(code: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", NO_TORCH + textwrap.dedent(code), *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", NO_TORCH + textwrap.dedent(code), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 class RenamedEmbedder(HashingEmbedder):
@@ -39,13 +46,17 @@ class RenamedEmbedder(HashingEmbedder):
 
 # -- the stock encoder without torch ---------------------------------------------------------------------------
 def test_the_stock_encoder_embeds_and_builds_a_catalogue_without_torch(sources, tmp_path):
-    done = run_without_torch("""
+    done = run_without_torch(
+        """
         from tender.catalog import Catalog, build_catalog, get_embedder
         embedder = get_embedder(threads=None)
         meta = build_catalog(sys.argv[1], sys.argv[2], sys.argv[3], embedder)
         hit = Catalog(sys.argv[3], embedder=get_embedder()).search("weather forecast", k=1)[0]
         print(type(embedder).__name__, meta["model"], embedder.dimension, hit.id)
-    """, *map(str, sources), str(tmp_path / "catalog.db"))
+    """,
+        *map(str, sources),
+        str(tmp_path / "catalog.db"),
+    )
     assert done.returncode == 0, done.stderr
     name, model, dimension, best = done.stdout.split()
     assert (name, model, dimension) == ("OnnxEmbedder", STOCK_NAME, "384")
@@ -57,14 +68,18 @@ def test_a_fine_tuned_folder_without_torch_asks_for_the_train_extra(tmp_path):
     folder.mkdir()
     (folder / "model.safetensors").write_bytes(b"weights")
     (folder / "tokenizer.json").write_bytes((OnnxEmbedder().path / "tokenizer.json").read_bytes())
-    done = run_without_torch("""
+    done = run_without_torch(
+        """
         from tender.catalog import get_embedder
         from tender.errors import TenderError
         try:
             get_embedder(sys.argv[1], cache_dir=sys.argv[2]).embed(["maps"])
         except TenderError as error:
             print(error)
-    """, str(folder), str(tmp_path / "cache"))
+    """,
+        str(folder),
+        str(tmp_path / "cache"),
+    )
     assert done.returncode == 0, done.stderr
     assert "pip install 'tender-mcp[train]'" in done.stdout and "unset TENDER_EMBEDDING_MODEL" in done.stdout
 
@@ -126,8 +141,9 @@ def test_a_fine_tuned_folder_is_exported_once_into_the_cache_folder(tuned_folder
     tuned = get_embedder(str(tuned_folder), cache_dir=cache)
     assert isinstance(tuned, OnnxEmbedder) and tuned.encoder.name == "tender-minilm"
     assert tuned.encoder.fingerprint != stock_encoder().fingerprint  # other weights file, other fingerprint
-    assert np.allclose(tuned.embed(["maps", "send a text message"]), get_embedder().embed(["maps", "send a text message"]),
-                       atol=1e-5)
+    assert np.allclose(
+        tuned.embed(["maps", "send a text message"]), get_embedder().embed(["maps", "send a text message"]), atol=1e-5
+    )
     graph = tuned.graph_path
     assert graph.is_file() and graph.is_relative_to(cache)
     stamp = graph.stat().st_mtime_ns

@@ -9,7 +9,14 @@ import pytest
 from click.testing import CliRunner
 
 from tender.catalog import Catalog
-from tender.catalog.sources.mcp import Server, list_servers, load_listing, load_servers, server_from_argument, servers_from_config
+from tender.catalog.sources.mcp import (
+    Server,
+    list_servers,
+    load_listing,
+    load_servers,
+    server_from_argument,
+    servers_from_config,
+)
 from tender.cli import main
 from tender.errors import SourceError
 from tests.mcp_servers.installed import npm_and_pypi_servers, paged_server, tender_server
@@ -32,8 +39,17 @@ def test_every_tool_of_five_real_servers_becomes_an_item_of_its_server(five):
     for source in five:
         assert source.info.kind == "mcp" and source.info.items == len(source.apis) > 0
         for api in source.apis:
-            assert (api.kind, api.server, api.provider, api.status) == ("tool", source.info.name, source.info.name, "active")
-            assert api.name == f"{api.tool} ({api.server})" and api.description and api.status_source == "listed by the server"
+            assert (api.kind, api.server, api.provider, api.status) == (
+                "tool",
+                source.info.name,
+                source.info.name,
+                "active",
+            )
+            assert (
+                api.name == f"{api.tool} ({api.server})"
+                and api.description
+                and api.status_source == "listed by the server"
+            )
 
 
 def test_input_schemas_and_annotations_are_summarised(five):
@@ -45,7 +61,13 @@ def test_input_schemas_and_annotations_are_summarised(five):
 
 def test_pagination_is_followed_to_the_last_page():
     [shop] = load_servers([paged_server()], timeout=30)
-    assert [a.tool for a in shop.apis] == ["send_invoice", "refund_payment", "list_customers", "create_coupon", "ship_order"]
+    assert [a.tool for a in shop.apis] == [
+        "send_invoice",
+        "refund_payment",
+        "list_customers",
+        "create_coupon",
+        "ship_order",
+    ]
 
 
 def test_tenders_own_server_is_one_more_server_to_import(catalog_path):
@@ -61,16 +83,27 @@ def test_servers_are_named_by_command_url_or_an_explicit_name():
     assert (named.name, named.command, named.args) == ("clock", "uvx", ["mcp-server-time"])
 
 
-@pytest.mark.parametrize("key,extra", [("mcpServers", {}), ("servers", {"type": "stdio"})])  # Claude Desktop / Cursor, VS Code
+@pytest.mark.parametrize(
+    "key,extra", [("mcpServers", {}), ("servers", {"type": "stdio"})]
+)  # Claude Desktop / Cursor, VS Code
 def test_client_configuration_files_name_servers_as_configured(tmp_path, key, extra):
     config = tmp_path / "config.json"
-    config.write_text(json.dumps({key: {
-        "shop": {"command": PY, "args": [str(paged_server().args[0])], "env": {"X": "1"}, **extra},
-        "remote": {"url": "http://127.0.0.1:9/mcp"},
-        "off": {"command": "nothing", "disabled": True},
-    }}))
+    config.write_text(
+        json.dumps(
+            {
+                key: {
+                    "shop": {"command": PY, "args": [str(paged_server().args[0])], "env": {"X": "1"}, **extra},
+                    "remote": {"url": "http://127.0.0.1:9/mcp"},
+                    "off": {"command": "nothing", "disabled": True},
+                }
+            }
+        )
+    )
     servers = servers_from_config(config)
-    assert [(s.name, s.env, s.url) for s in servers] == [("shop", {"X": "1"}, ""), ("remote", {}, "http://127.0.0.1:9/mcp")]
+    assert [(s.name, s.env, s.url) for s in servers] == [
+        ("shop", {"X": "1"}, ""),
+        ("remote", {}, "http://127.0.0.1:9/mcp"),
+    ]
 
 
 def build(tmp_path, *args):
@@ -86,12 +119,15 @@ def previous(tmp_path):
     return (tmp_path / "tools.db").read_bytes()
 
 
-@pytest.mark.parametrize("server,says", [
-    ("ghost=/no/such/mcp-server", "cannot be started: no command '/no/such/mcp-server'"),
-    (f"quitter={PY} -c \"import sys; sys.stderr.write('bad config'); sys.exit(3)\"", "its stderr: bad config"),
-    (f"sleeper={PY} -c \"import time; time.sleep(60)\"", "did not list its tools within 2 s"),
-    (f"mute={PY} -c \"print('hello'); import time; time.sleep(60)\"", "did not list its tools within 2 s"),
-])
+@pytest.mark.parametrize(
+    "server,says",
+    [
+        ("ghost=/no/such/mcp-server", "cannot be started: no command '/no/such/mcp-server'"),
+        (f"quitter={PY} -c \"import sys; sys.stderr.write('bad config'); sys.exit(3)\"", "its stderr: bad config"),
+        (f'sleeper={PY} -c "import time; time.sleep(60)"', "did not list its tools within 2 s"),
+        (f"mute={PY} -c \"print('hello'); import time; time.sleep(60)\"", "did not list its tools within 2 s"),
+    ],
+)
 def test_a_failing_server_is_named_exit_2_and_the_previous_catalogue_is_intact(tmp_path, previous, server, says):
     result = build(tmp_path, "--mcp", server, "--mcp-timeout", "2")
     name = server.split("=")[0]
@@ -101,12 +137,17 @@ def test_a_failing_server_is_named_exit_2_and_the_previous_catalogue_is_intact(t
 
 
 def test_skip_failed_builds_the_rest_and_says_what_was_skipped(tmp_path):
-    result = build(tmp_path, "--mcp", "ghost=/no/such/mcp-server", "--mcp", f"shop={PY} {paged_server().args[0]}", "--skip-failed")
+    result = build(
+        tmp_path, "--mcp", "ghost=/no/such/mcp-server", "--mcp", f"shop={PY} {paged_server().args[0]}", "--skip-failed"
+    )
     assert result.exit_code == 0, result.output
     assert "Skipped MCP server 'ghost'" in result.output
     catalog = Catalog(tmp_path / "tools.db")
     assert catalog.providers() == ["shop"]
-    assert [(s["name"], s["items"], bool(s["skipped"])) for s in catalog.sources()] == [("shop", 5, False), ("ghost", 0, True)]
+    assert [(s["name"], s["items"], bool(s["skipped"])) for s in catalog.sources()] == [
+        ("shop", 5, False),
+        ("ghost", 0, True),
+    ]
 
 
 def test_two_servers_of_one_name_are_an_error(tmp_path, previous):
@@ -117,7 +158,9 @@ def test_two_servers_of_one_name_are_an_error(tmp_path, previous):
 
 def test_a_saved_listing_rebuilds_without_starting_anything(tmp_path):
     listing = tmp_path / "listing.json"
-    result = CliRunner().invoke(main, ["catalog", "list-tools", "--mcp", f"shop={PY} {paged_server().args[0]}", "--save", str(listing)])
+    result = CliRunner().invoke(
+        main, ["catalog", "list-tools", "--mcp", f"shop={PY} {paged_server().args[0]}", "--save", str(listing)]
+    )
     assert result.exit_code == 0, result.output
     assert "shop" in result.output and "ship_order" in result.output
     [shop] = load_listing(listing)
@@ -127,14 +170,24 @@ def test_a_saved_listing_rebuilds_without_starting_anything(tmp_path):
     assert len(Catalog(tmp_path / "tools.db").apis()) == 5
 
 
-@pytest.mark.parametrize("content,says", [
-    ({"servers": []}, "empty listing"),
-    ({"servers": [{"name": "a", "tools": []}]}, "empty listing"),
-    ({"tools": []}, "is not a listing"),
-    ({"servers": [{"name": "a", "tools": [{"description": "no name"}]}]}, "tool 1 is malformed"),
-    ({"servers": [{"name": "a", "tools": [{"name": "t", "inputSchema": {}}]}, {"name": "a", "tools": [{"name": "u", "inputSchema": {}}]}]},
-     "'a': is named twice"),
-])
+@pytest.mark.parametrize(
+    "content,says",
+    [
+        ({"servers": []}, "empty listing"),
+        ({"servers": [{"name": "a", "tools": []}]}, "empty listing"),
+        ({"tools": []}, "is not a listing"),
+        ({"servers": [{"name": "a", "tools": [{"description": "no name"}]}]}, "tool 1 is malformed"),
+        (
+            {
+                "servers": [
+                    {"name": "a", "tools": [{"name": "t", "inputSchema": {}}]},
+                    {"name": "a", "tools": [{"name": "u", "inputSchema": {}}]},
+                ]
+            },
+            "'a': is named twice",
+        ),
+    ],
+)
 def test_a_bad_listing_is_named_exit_2(tmp_path, previous, content, says):
     listing = tmp_path / "bad.json"
     listing.write_text(json.dumps(content))
@@ -144,11 +197,15 @@ def test_a_bad_listing_is_named_exit_2(tmp_path, previous, content, says):
 
 
 @pytest.mark.parametrize("option", ["--mcp-listing", "--mcp-config"])
-@pytest.mark.parametrize("make,says", [
-    (lambda path: path.write_bytes(b'\xff\xfe{"servers": []}'), "is not UTF-8 text"),
-    (lambda path: path.mkdir(), "is a folder, not a file"),
-    (lambda path: None, "no such file"),
-], ids=["not-utf8", "folder", "missing"])
+@pytest.mark.parametrize(
+    "make,says",
+    [
+        (lambda path: path.write_bytes(b'\xff\xfe{"servers": []}'), "is not UTF-8 text"),
+        (lambda path: path.mkdir(), "is a folder, not a file"),
+        (lambda path: None, "no such file"),
+    ],
+    ids=["not-utf8", "folder", "missing"],
+)
 def test_an_unreadable_listing_or_configuration_is_named_exit_2(tmp_path, previous, option, make, says):
     source = tmp_path / "source.json"
     make(source)
@@ -158,7 +215,9 @@ def test_an_unreadable_listing_or_configuration_is_named_exit_2(tmp_path, previo
 
 
 def test_list_servers_reports_each_failure_separately_with_skip_failed():
-    listings, failed = list_servers([paged_server(), Server(name="ghost", command="/no/such/server")], timeout=30, skip_failed=True)
+    listings, failed = list_servers(
+        [paged_server(), Server(name="ghost", command="/no/such/server")], timeout=30, skip_failed=True
+    )
     assert [x.name for x in listings] == ["shop"] and [s.name for s, _ in failed] == ["ghost"]
     with pytest.raises(SourceError, match="ghost"):
         list_servers([Server(name="ghost", command="/no/such/server")], timeout=30)

@@ -77,13 +77,16 @@ def test_json_documents_and_folders_are_read_too(tmp_path):
     assert load_openapi(tmp_path / "a").info.items == 3
 
 
-@pytest.mark.parametrize("text,says", [
-    ("openapi: 3.0.0\ninfo: {title: x\npaths: {}", "does not parse as YAML or JSON at line"),
-    ("openapi: 3.0.0\ninfo: {title: Empty, version: '1'}\npaths: {}\n", "has no paths"),
-    ("openapi: 3.0.0\ninfo: {title: Empty, version: '1'}\n", "has no paths"),
-    ("swagger: '1.2'\npaths: {/a: {get: {}}}\n", "is not an OpenAPI 3.x or Swagger 2.0 document (version '1.2')"),
-    ("- just\n- a list\n", "its top level is not a mapping"),
-])
+@pytest.mark.parametrize(
+    "text,says",
+    [
+        ("openapi: 3.0.0\ninfo: {title: x\npaths: {}", "does not parse as YAML or JSON at line"),
+        ("openapi: 3.0.0\ninfo: {title: Empty, version: '1'}\npaths: {}\n", "has no paths"),
+        ("openapi: 3.0.0\ninfo: {title: Empty, version: '1'}\n", "has no paths"),
+        ("swagger: '1.2'\npaths: {/a: {get: {}}}\n", "is not an OpenAPI 3.x or Swagger 2.0 document (version '1.2')"),
+        ("- just\n- a list\n", "its top level is not a mapping"),
+    ],
+)
 def test_a_document_that_cannot_be_read_is_named(tmp_path, text, says):
     (tmp_path / "bad.yaml").write_text(text)
     with pytest.raises(SourceError, match="bad.yaml") as error:
@@ -96,12 +99,16 @@ def test_cli_builds_a_catalogue_from_a_folder_and_a_bad_document_leaves_the_prev
     (tmp_path / "docs" / "pets.yaml").write_text(PETS)
     db = tmp_path / "api.db"
     env = {"TENDER_EMBEDDING_MODEL": "hashing", "TENDER_HOME": str(tmp_path / "home")}
-    ok = CliRunner().invoke(main, ["catalog", "build", "--quiet", "--openapi", str(tmp_path / "docs"), "--db", str(db)], env=env)
+    ok = CliRunner().invoke(
+        main, ["catalog", "build", "--quiet", "--openapi", str(tmp_path / "docs"), "--db", str(db)], env=env
+    )
     assert ok.exit_code == 0, ok.output
     assert "3 items of 1 providers (1 deprecated), 0 mashups" in ok.output
     before = db.read_bytes()
     (tmp_path / "docs" / "zz.yaml").write_text("openapi: 3.0.0\npaths: [")
-    bad = CliRunner().invoke(main, ["catalog", "build", "--quiet", "--openapi", str(tmp_path / "docs"), "--db", str(db)], env=env)
+    bad = CliRunner().invoke(
+        main, ["catalog", "build", "--quiet", "--openapi", str(tmp_path / "docs"), "--db", str(db)], env=env
+    )
     assert bad.exit_code == 2 and "zz.yaml" in bad.output and "Nothing was written" in bad.output
     assert db.read_bytes() == before
     info = CliRunner().invoke(main, ["catalog", "info", "--db", str(db)], env=env)

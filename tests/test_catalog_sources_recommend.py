@@ -17,18 +17,26 @@ REQUIREMENTS = [
     ("What time is it right now in Tokyo?", {("time", "get_current_time")}),
     ("Convert 3 pm New York time into London time for a meeting invitation.", {("time", "convert_time")}),
     ("Download the web page at a URL and read its content as markdown.", {("fetch", "fetch")}),
-    ("Read the contents of a text file from my project folder.", {("filesystem", "read_text_file"), ("filesystem", "read_file")}),
+    (
+        "Read the contents of a text file from my project folder.",
+        {("filesystem", "read_text_file"), ("filesystem", "read_file")},
+    ),
     ("Write the meeting notes into a new file on disk.", {("filesystem", "write_file")}),
     ("Find every file whose name matches a pattern under a directory.", {("filesystem", "search_files")}),
     ("Show the tree of folders and files inside a directory.", {("filesystem", "directory_tree")}),
     ("Move a file into another directory.", {("filesystem", "move_file")}),
-    ("Remember people and how they are related to each other in a knowledge graph.",
-     {("memory", "create_entities"), ("memory", "create_relations")}),
+    (
+        "Remember people and how they are related to each other in a knowledge graph.",
+        {("memory", "create_entities"), ("memory", "create_relations")},
+    ),
     ("Search my knowledge graph for the nodes about a project.", {("memory", "search_nodes")}),
     ("Add two numbers and return their sum.", {("everything", "get-sum")}),
     ("Echo back the message I send.", {("everything", "echo")}),
-    pytest.param("Recommend which Web APIs an app that shows nearby restaurants on a map should use.", {("tender", "recommend_apis")},
-                 marks=pytest.mark.xfail(strict=False, reason="the bids put search_apis above recommend_apis (bidding)")),
+    pytest.param(
+        "Recommend which Web APIs an app that shows nearby restaurants on a map should use.",
+        {("tender", "recommend_apis")},
+        marks=pytest.mark.xfail(strict=False, reason="the bids put search_apis above recommend_apis (bidding)"),
+    ),
 ]
 IDS = [(r.values[0] if hasattr(r, "values") else r[0])[:40] for r in REQUIREMENTS]
 
@@ -46,11 +54,16 @@ def chosen(tender, text, **fields):
     return {(api.server, api.tool) for api in tender.recommend(Request.create(text, **fields)).plan.apis}
 
 
-NO_CATEGORIES = pytest.mark.xfail(strict=False, reason="manager-led maps each function to categories before announcing it; "
-                                  "MCP tools have none, so nothing is announced (being reworked in the agents)")
+NO_CATEGORIES = pytest.mark.xfail(
+    strict=False,
+    reason="manager-led maps each function to categories before announcing it; "
+    "MCP tools have none, so nothing is announced (being reworked in the agents)",
+)
 
 
-@pytest.mark.parametrize("protocol", [pytest.param("manager-led", marks=NO_CATEGORIES), "contractor-led", "collaborative"])
+@pytest.mark.parametrize(
+    "protocol", [pytest.param("manager-led", marks=NO_CATEGORIES), "contractor-led", "collaborative"]
+)
 @pytest.mark.parametrize("text,right", REQUIREMENTS, ids=IDS)
 def test_the_plan_names_a_right_server_and_tool(tender, text, right, protocol):
     assert chosen(tender, text, protocol=protocol) & right

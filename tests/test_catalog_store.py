@@ -5,7 +5,14 @@ import os
 import numpy as np
 import pytest
 
-from tender.catalog import ApiNotFound, Catalog, CatalogMissing, CategoryNotFound, SentenceTransformerEmbedder, build_catalog
+from tender.catalog import (
+    ApiNotFound,
+    Catalog,
+    CatalogMissing,
+    CategoryNotFound,
+    SentenceTransformerEmbedder,
+    build_catalog,
+)
 from tests.conftest import SHARED_DATA
 from tests.fixture_data import MASHUPS
 

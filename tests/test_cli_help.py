@@ -24,7 +24,14 @@ def test_every_command_and_option_has_help():
 
 
 def test_commands_that_read_a_catalogue_take_db():
-    reading = {("tender", "recommend"), ("tender", "explain"), ("tender", "serve"), ("tender", "eval"),
-               ("tender", "catalog", "search"), ("tender", "catalog", "info"), ("tender", "catalog", "categories")}
+    reading = {
+        ("tender", "recommend"),
+        ("tender", "explain"),
+        ("tender", "serve"),
+        ("tender", "eval"),
+        ("tender", "catalog", "search"),
+        ("tender", "catalog", "info"),
+        ("tender", "catalog", "categories"),
+    }
     found = {path for path, command in commands(main) if any("--db" in p.opts for p in command.params)}
     assert reading <= found

@@ -56,13 +56,22 @@ def test_an_empty_stdin_is_refused(tender):
     assert result.exit_code == 2 and "standard input was empty" in result.output
 
 
-@pytest.mark.parametrize("args, words", [
-    (["recommend", "maps", "--exclude-api", "Gogle Maps"], ["--exclude-api", "Did you mean 'Google Maps'", "tender catalog search"]),
-    (["recommend", "maps", "--require-category", "Mappng"], ["--require-category", "Did you mean 'Mapping'", "tender catalog categories"]),
-    (["recommend", "maps", "--exclude-category", "Weathr"], ["--exclude-category", "Did you mean 'Weather'"]),
-    (["catalog", "search", "maps", "--category", "Mapin"], ["--category", "Did you mean 'Mapping'"]),
-    (["explain", "0123abc"], ["no run '0123abc'", "tender runs list"]),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (
+            ["recommend", "maps", "--exclude-api", "Gogle Maps"],
+            ["--exclude-api", "Did you mean 'Google Maps'", "tender catalog search"],
+        ),
+        (
+            ["recommend", "maps", "--require-category", "Mappng"],
+            ["--require-category", "Did you mean 'Mapping'", "tender catalog categories"],
+        ),
+        (["recommend", "maps", "--exclude-category", "Weathr"], ["--exclude-category", "Did you mean 'Weather'"]),
+        (["catalog", "search", "maps", "--category", "Mapin"], ["--category", "Did you mean 'Mapping'"]),
+        (["explain", "0123abc"], ["no run '0123abc'", "tender runs list"]),
+    ],
+)
 def test_errors_speak_in_cli_terms(tender, args, words):
     result = tender(*args)
     assert result.exit_code == 2, result.output

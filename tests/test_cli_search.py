@@ -33,10 +33,13 @@ def test_search_within_a_category_as_json(tender):
     assert hits == sorted(hits, key=lambda h: -h["score"])
 
 
-@pytest.mark.parametrize("args, message, code", [
-    (["  "], "The query is empty", 1),
-    (["maps", "--category", "Nope"], "Invalid value for --category: no category 'Nope'", 2),  # an option to fix
-])
+@pytest.mark.parametrize(
+    "args, message, code",
+    [
+        (["  "], "The query is empty", 1),
+        (["maps", "--category", "Nope"], "Invalid value for --category: no category 'Nope'", 2),  # an option to fix
+    ],
+)
 def test_bad_search_input_is_a_one_line_error(tender, args, message, code):
     result = tender("catalog", "search", *args)
     assert result.exit_code == code

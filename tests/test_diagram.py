@@ -3,26 +3,56 @@
 import re
 
 from tender.agents.diagram import sequence_diagram, summary_diagram
-from tender.agents.messages import (AcceptProposal, Backtrack, CallForProposals, Failure, Inform, Propose, RejectProposal,
-                             Refuse, RoutedContractor, Routing, Transcript)
+from tender.agents.messages import (
+    AcceptProposal,
+    Backtrack,
+    CallForProposals,
+    Failure,
+    Inform,
+    Propose,
+    RejectProposal,
+    Refuse,
+    RoutedContractor,
+    Routing,
+    Transcript,
+)
 
 
 def cfp(task_id: str, round: int = 1, categories=("Mapping",)) -> CallForProposals:
-    return CallForProposals(sender="manager", receiver="*", task_id=task_id, requirement="restaurants on a map",
-                            function_id="f1", function="show restaurants on a map", categories=list(categories), round=round)
+    return CallForProposals(
+        sender="manager",
+        receiver="*",
+        task_id=task_id,
+        requirement="restaurants on a map",
+        function_id="f1",
+        function="show restaurants on a map",
+        categories=list(categories),
+        round=round,
+    )
 
 
 def routed(task_id: str, *contractors: str) -> Routing:
-    return Routing(task_id=task_id, strategy="embedding", eligible=24,
-                   contacted=[RoutedContractor(contractor=c, similarity=0.5, reason="close profile") for c in contractors])
+    return Routing(
+        task_id=task_id,
+        strategy="embedding",
+        eligible=24,
+        contacted=[RoutedContractor(contractor=c, similarity=0.5, reason="close profile") for c in contractors],
+    )
 
 
 def exchange() -> Transcript:
     return Transcript(
         messages=[
             cfp("t1"),
-            Propose(sender="api:0", receiver="manager", task_id="t1", api_id=0, api_name="Google Maps", score=0.91,
-                    rationale="maps; markers #1"),
+            Propose(
+                sender="api:0",
+                receiver="manager",
+                task_id="t1",
+                api_id=0,
+                api_name="Google Maps",
+                score=0.91,
+                rationale="maps; markers #1",
+            ),
             Refuse(sender="category:Food", receiver="manager", task_id="t1", reason="nothing to offer;\nsorry"),
             AcceptProposal(sender="manager", receiver="api:0", task_id="t1", api_id=0, reason="best score"),
             RejectProposal(sender="manager", receiver="api:2", task_id="t1", api_id=2, reason="lower score"),
@@ -31,8 +61,15 @@ def exchange() -> Transcript:
             Failure(sender="manager", receiver="*", task_id="t2", reason="no bids"),
         ],
         routing=[routed("t1", "api:0", "category:Food", "api:2"), routed("t2")],
-        backtracking=[Backtrack(function_id="f1", round=2, reason="no admissible bid", from_categories=["Mapping"],
-                                to_categories=["Reviews"])],
+        backtracking=[
+            Backtrack(
+                function_id="f1",
+                round=2,
+                reason="no admissible bid",
+                from_categories=["Mapping"],
+                to_categories=["Reviews"],
+            )
+        ],
         notes=["fell back to the embedded reasoner"],
     )
 
@@ -90,16 +127,34 @@ def crowded(winners: int, losers: int) -> Transcript:
     messages, routing = [], []
     for w in range(winners):
         task = f"t{w + 1}"
-        messages.append(CallForProposals(sender="manager", receiver="*", task_id=task, requirement="r",
-                                         function_id=f"f{w + 1}", function=f"function {w + 1}"))
+        messages.append(
+            CallForProposals(
+                sender="manager",
+                receiver="*",
+                task_id=task,
+                requirement="r",
+                function_id=f"f{w + 1}",
+                function=f"function {w + 1}",
+            )
+        )
         routing.append(routed(task, *contractors))
         for i, c in enumerate(contractors):
             if i % 3 == 2:
                 messages.append(Refuse(sender=c, receiver="manager", task_id=task, reason="not mine"))
             else:
                 score = 0.9 if i == w else 0.1 + i / 100
-                messages.append(Propose(sender=c, receiver="manager", task_id=task, api_id=i, api_name=f"API {i}", score=score,
-                                        rationale="r", function_id=f"f{w + 1}"))
+                messages.append(
+                    Propose(
+                        sender=c,
+                        receiver="manager",
+                        task_id=task,
+                        api_id=i,
+                        api_name=f"API {i}",
+                        score=score,
+                        rationale="r",
+                        function_id=f"f{w + 1}",
+                    )
+                )
         messages.append(AcceptProposal(sender="manager", receiver=f"api:{w}", task_id=task, api_id=w, reason="best"))
     return Transcript(messages=messages, routing=routing)
 

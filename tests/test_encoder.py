@@ -5,7 +5,15 @@ import pytest
 
 from tender.catalog import Api, Mashup
 from tender.training.encoder import batches, fine_tune, training_pairs
-from tender.evaluation.split import REPORT_SAMPLE, REPORT_SEED, VALIDATION_SAMPLES, encoder_ids, sample_ids, tuning_ids, validation_pool
+from tender.evaluation.split import (
+    REPORT_SAMPLE,
+    REPORT_SEED,
+    VALIDATION_SAMPLES,
+    encoder_ids,
+    sample_ids,
+    tuning_ids,
+    validation_pool,
+)
 
 
 def test_the_encoder_never_learns_from_a_test_tuning_or_validation_mashup():
@@ -21,8 +29,10 @@ def test_the_encoder_never_learns_from_a_test_tuning_or_validation_mashup():
 
 def test_pairs_join_a_mashup_to_each_api_it_used_and_cap_the_popular_ones():
     apis = [Api(id=0, name="Google Maps", description="maps"), Api(id=1, name="Flickr", description="photos")]
-    mashups = [Mashup(id=i, description=f"photos number {i} shown on Google Maps", api_ids=[0, 1] if i % 2 else [0])
-               for i in range(4493)]
+    mashups = [
+        Mashup(id=i, description=f"photos number {i} shown on Google Maps", api_ids=[0, 1] if i % 2 else [0])
+        for i in range(4493)
+    ]
     learned = set(encoder_ids([m.id for m in mashups]))
     pairs = training_pairs(apis, mashups, per_api=5)
     assert sum(p[2] == 0 for p in pairs) == 5 and sum(p[2] == 1 for p in pairs) == 5
@@ -48,10 +58,12 @@ def test_no_api_appears_twice_in_a_batch():
 def test_fine_tuning_brings_a_requirement_nearer_to_the_api_it_used(tmp_path):
     from tender.catalog import SentenceTransformerEmbedder
 
-    pairs = [("share holiday snapshots with friends", "Flickr. Photos. Store and share photographs.", 1),
-             ("text my customers when the order ships", "Twilio. Telephony. Send SMS messages.", 2),
-             ("weather at the campsite this weekend", "OpenWeather. Weather. Forecasts for any place.", 3),
-             ("tweets about the match", "Twitter. Social. Read and post short messages.", 4)]
+    pairs = [
+        ("share holiday snapshots with friends", "Flickr. Photos. Store and share photographs.", 1),
+        ("text my customers when the order ships", "Twilio. Telephony. Send SMS messages.", 2),
+        ("weather at the campsite this weekend", "OpenWeather. Weather. Forecasts for any place.", 3),
+        ("tweets about the match", "Twitter. Social. Read and post short messages.", 4),
+    ]
     before = SentenceTransformerEmbedder()
     out = fine_tune(pairs, tmp_path / "encoder", epochs=3, batch_size=4, learning_rate=1e-4, progress=False)
     after = SentenceTransformerEmbedder(out)

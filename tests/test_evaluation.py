@@ -73,14 +73,23 @@ def test_tuning_and_validation_mashups_never_include_a_reported_one():
 def test_a_catalogue_too_small_to_validate_on_says_so(catalog_path, embedder):
     # 40 mashups: the reported sample of 100 takes them all.
     with pytest.raises(NothingToValidate, match="no mashups outside"):
-        evaluate(EvalConfig(db=catalog_path, methods=["baseline-knn"], sample=5, seed=2, validation=True),
-                 lambda left_out: Catalog(catalog_path, embedder=embedder, exclude_mashups=left_out), Tender, progress=False)
+        evaluate(
+            EvalConfig(db=catalog_path, methods=["baseline-knn"], sample=5, seed=2, validation=True),
+            lambda left_out: Catalog(catalog_path, embedder=embedder, exclude_mashups=left_out),
+            Tender,
+            progress=False,
+        )
 
 
 def test_validation_does_not_go_with_folds(catalog_path):
     env = {**os.environ, "TENDER_CATALOG": str(catalog_path), "TENDER_EMBEDDING_MODEL": "hashing"}
-    result = subprocess.run([sys.executable, "-m", "tender", "eval", "--validation", "--folds", "3", "--quiet"],
-                            capture_output=True, text=True, env=env, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "tender", "eval", "--validation", "--folds", "3", "--quiet"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert result.returncode == 2 and "--validation" in result.stderr
 
 
@@ -104,7 +113,7 @@ def test_test_mashups_are_absent_from_the_catalogue_the_agents_use(catalog_path,
     config = EvalConfig(db=catalog_path, methods=list(METHODS), sample=8, seed=3)
     test_ids = set(sample_ids(list(range(40)), 8, 3))
     result = evaluate(config, open_catalog, Watching, progress=False)
-    (left_out, cat), = [(ids, c) for ids, c in seen if ids]
+    ((left_out, cat),) = [(ids, c) for ids, c in seen if ids]
     assert left_out == test_ids
     assert not test_ids & {m.id for m in cat.mashups()}
     assert not test_ids & set(cat.vectors("mashup").ids)
@@ -121,15 +130,41 @@ def test_a_catalogue_that_still_holds_the_test_mashups_stops_the_run(catalog_pat
 def test_tender_eval_writes_the_documented_json_and_a_figure(catalog_path, tmp_path):
     env = {**os.environ, "TENDER_CATALOG": str(catalog_path), "TENDER_EMBEDDING_MODEL": "hashing"}
     out, png = tmp_path / "out.json", tmp_path / "out.png"
-    result = subprocess.run([sys.executable, "-m", "tender", "eval", "--protocol", "all", "--sample", "6",
-                             "--json", str(out), "--plot", str(png), "--quiet", "--mask-api-names"],
-                            capture_output=True, text=True, env=env, timeout=300)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tender",
+            "eval",
+            "--protocol",
+            "all",
+            "--sample",
+            "6",
+            "--json",
+            str(out),
+            "--plot",
+            str(png),
+            "--quiet",
+            "--mask-api-names",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     assert "| manager-led | final |" in result.stdout
     data = json.loads(out.read_text())
     assert set(data) == {"config", "results"}
-    assert set(data["results"]) == {"manager-led", "contractor-led", "collaborative", "single-agent",
-                                    "baseline-popularity", "baseline-embedding", "baseline-knn"}
+    assert set(data["results"]) == {
+        "manager-led",
+        "contractor-led",
+        "collaborative",
+        "single-agent",
+        "baseline-popularity",
+        "baseline-embedding",
+        "baseline-knn",
+    }
     manager = data["results"]["manager-led"]
     assert set(manager["stages"]) == {"category", "bidding", "final"}
     assert set(manager["stages"]["final"]) == {"precision", "recall", "f1"}
@@ -167,10 +202,16 @@ def test_masking_keeps_ordinary_words_that_begin_an_api_name():
 def test_the_report_says_how_much_of_each_run_an_llm_answered():
     from tender.evaluation.report import markdown
 
-    run = {"stages": {"final": {"precision": 1, "recall": 1, "f1": 1}}, "avg_apis": 1.0,
-           "ranking": {"p@1": 1, "r@5": 1, "ndcg@5": 1, "ndcg@10": 1}, "tokens": {"input": 900, "output": 40},
-           "contractors_contacted": 12, "messages": 20, "latency_ms": {"p50": 1, "p95": 2},
-           "llm": {"calls": 13.0, "cache_hits": 4.0, "fallbacks": 1.5}}
+    run = {
+        "stages": {"final": {"precision": 1, "recall": 1, "f1": 1}},
+        "avg_apis": 1.0,
+        "ranking": {"p@1": 1, "r@5": 1, "ndcg@5": 1, "ndcg@10": 1},
+        "tokens": {"input": 900, "output": 40},
+        "contractors_contacted": 12,
+        "messages": 20,
+        "latency_ms": {"p50": 1, "p95": 2},
+        "llm": {"calls": 13.0, "cache_hits": 4.0, "fallbacks": 1.5},
+    }
     table = markdown({"results": {"contractor-led": run}})
     assert "| contractor-led | 13.0 | 4.0 | 0.0 | 0.0 | 1.5 | 0 | - |" in table
 
@@ -180,11 +221,21 @@ def test_runs_with_fallbacks_are_told_apart_and_tokens_are_given_per_step():
     from tender.evaluation.runner import Observation, summarise
 
     def run(mashup_id, final, fallbacks):
-        return Observation(stages={"category": final, "bidding": final, "final": final}, ranked=final, truth=[1],
-                           latency_ms=1.0, tokens=(1000, 50), llm=(10, 0, fallbacks), mashup_id=mashup_id,
-                           tokens_by_step={"manager.decompose": (200, 20), "contractor.bid": (800, 30)}, repairs=1, tidied=2,
-                           fallback_notes=["manager, select: the LLM endpoint failed (x); the offline reasoner answered "
-                                           "this step."] if fallbacks else [])
+        return Observation(
+            stages={"category": final, "bidding": final, "final": final},
+            ranked=final,
+            truth=[1],
+            latency_ms=1.0,
+            tokens=(1000, 50),
+            llm=(10, 0, fallbacks),
+            mashup_id=mashup_id,
+            tokens_by_step={"manager.decompose": (200, 20), "contractor.bid": (800, 30)},
+            repairs=1,
+            tidied=2,
+            fallback_notes=["manager, select: the LLM endpoint failed (x); the offline reasoner answered this step."]
+            if fallbacks
+            else [],
+        )
 
     summary = summarise("manager-led", [run(7, [1], 0), run(8, [2], 1)])
 
@@ -192,14 +243,20 @@ def test_runs_with_fallbacks_are_told_apart_and_tokens_are_given_per_step():
     assert llm["runs_with_fallbacks"] == [8] and list(llm["fallback_notes"]) == ["8"]
     assert llm["llm_only"]["runs"] == 1 and llm["llm_only"]["mashups"] == [7]
     assert llm["llm_only"]["stages"]["final"]["f1"] == 1.0 and summary["stages"]["final"]["f1"] == 0.5
-    assert llm["tokens_by_step"] == {"contractor.bid": {"input": 800, "output": 30},
-                                     "manager.decompose": {"input": 200, "output": 20}}
+    assert llm["tokens_by_step"] == {
+        "contractor.bid": {"input": 800, "output": 30},
+        "manager.decompose": {"input": 200, "output": 20},
+    }
     assert llm["repairs"] == 1 and llm["tidied"] == 2
-    assert "| manager-led | 10.0 | 0.0 | 1.0 | 2.0 | 0.5 | 1 | 1.000 |" in markdown({"results": {"manager-led": summary}})
+    assert "| manager-led | 10.0 | 0.0 | 1.0 | 2.0 | 0.5 | 1 | 1.000 |" in markdown(
+        {"results": {"manager-led": summary}}
+    )
 
 
 def test_calibration_counts_the_recommended_apis_and_the_share_right_per_band_of_confidence():
     bands = calibration([(0.05, False), (0.08, True), (0.6, True), (0.65, True), (0.66, False), (1.0, True)])
-    assert bands == [{"confidence": "0.0-0.1", "apis": 2, "right": 0.5},
-                     {"confidence": "0.5-0.7", "apis": 3, "right": 0.667},
-                     {"confidence": "0.7-1.0", "apis": 1, "right": 1.0}]
+    assert bands == [
+        {"confidence": "0.0-0.1", "apis": 2, "right": 0.5},
+        {"confidence": "0.5-0.7", "apis": 3, "right": 0.667},
+        {"confidence": "0.7-1.0", "apis": 1, "right": 1.0},
+    ]

@@ -78,9 +78,12 @@ def test_a_complete_file_passes_the_check(catalog_path):
 
 # -- bad input: one line naming the file and the line, exit 2, nothing written ----------------------------
 def cli_build(tmp_path, *args):
-    return subprocess.run([sys.executable, "-m", "tender", "catalog", "build", "--db", str(tmp_path / "c.db"), "--quiet", *args],
-                          capture_output=True, text=True, env={**os.environ, "TENDER_EMBEDDING_MODEL": "hashing",
-                                                               "TENDER_HOME": str(tmp_path)})
+    return subprocess.run(
+        [sys.executable, "-m", "tender", "catalog", "build", "--db", str(tmp_path / "c.db"), "--quiet", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TENDER_EMBEDDING_MODEL": "hashing", "TENDER_HOME": str(tmp_path)},
+    )
 
 
 def error_lines(result) -> list[str]:

@@ -12,9 +12,14 @@ from tests.server_support import TENDER, server_env  # noqa: F401 (fixture)
 @pytest.fixture
 def run(catalog_path, tmp_path):
     def invoke(*args, env=None):
-        environment = {"TENDER_CATALOG": str(catalog_path), "TENDER_RUNS": str(tmp_path / "runs.db"),
-                       "TENDER_EMBEDDING_MODEL": "hashing", "TENDER_HOME": str(tmp_path), "TENDER_DEBUG": "",
-                       **(env or {})}
+        environment = {
+            "TENDER_CATALOG": str(catalog_path),
+            "TENDER_RUNS": str(tmp_path / "runs.db"),
+            "TENDER_EMBEDDING_MODEL": "hashing",
+            "TENDER_HOME": str(tmp_path),
+            "TENDER_DEBUG": "",
+            **(env or {}),
+        }
         return CliRunner().invoke(main, list(args), env=environment)
 
     return invoke
@@ -70,13 +75,17 @@ def piped_into_a_closed_reader(env: dict, *args: str, read_first_line: bool) -> 
     return subprocess.CompletedProcess(process.args, process.returncode, "", stderr)
 
 
-@pytest.mark.parametrize("args", [
-    ("recommend", "restaurants on a map with their reviews"),
-    ("recommend", "restaurants on a map with their reviews", "--json"),
-    ("catalog", "categories"),
-    ("catalog", "info"),
-    ("runs", "list"),
-], ids=" ".join)
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("recommend", "restaurants on a map with their reviews"),
+        ("recommend", "restaurants on a map with their reviews", "--json"),
+        ("catalog", "categories"),
+        ("catalog", "info"),
+        ("runs", "list"),
+    ],
+    ids=" ".join,
+)
 def test_output_into_a_reader_that_closes_early_ends_quietly(server_env, args):
     done = piped_into_a_closed_reader(server_env, *args, read_first_line=False)
 
@@ -98,8 +107,9 @@ def bare(run, tmp_path):
     data.mkdir(), home.mkdir()
 
     def invoke(*args):
-        return run(*args, env={"TENDER_DATA": str(data), "TENDER_HOME": str(home), "TENDER_CATALOG": None,
-                               "TENDER_RUNS": None})
+        return run(
+            *args, env={"TENDER_DATA": str(data), "TENDER_HOME": str(home), "TENDER_CATALOG": None, "TENDER_RUNS": None}
+        )
 
     invoke.data, invoke.home = data, home
     return invoke

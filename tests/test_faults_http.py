@@ -17,7 +17,9 @@ IDLE = 100  # connections held open by the test; far fewer than the probe's 20,0
 
 def open_sockets(pid: int) -> int:
     fds = f"/proc/{pid}/fd"
-    return sum(os.readlink(f"{fds}/{fd}").startswith("socket:") for fd in os.listdir(fds) if os.path.exists(f"{fds}/{fd}"))
+    return sum(
+        os.readlink(f"{fds}/{fd}").startswith("socket:") for fd in os.listdir(fds) if os.path.exists(f"{fds}/{fd}")
+    )
 
 
 def closed_by_server(sock: socket.socket, within_s: float) -> bool:
@@ -67,8 +69,13 @@ def test_headers_sent_a_byte_at_a_time_do_not_hold_a_connection(server_env, tmp_
 
 
 def test_no_token_no_listening_beyond_loopback(server_env):
-    result = subprocess.run([TENDER, "serve", "--transport", "http", "--host", "0.0.0.0", "--port", str(free_port())],
-                            env=server_env, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [TENDER, "serve", "--transport", "http", "--host", "0.0.0.0", "--port", str(free_port())],
+        env=server_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
     assert result.returncode == 1
     errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]

@@ -23,12 +23,18 @@ def reasoner(server, fallback, **options) -> LLMReasoner:
     return llm_reasoner(server, fallback, **{"timeout_s": 2, **options})
 
 
-@pytest.mark.parametrize("body", [
-    Body("<html><body><h1>502 Bad Gateway</h1></body></html>"),  # a proxy's page
-    Body("garbage{", content_type="application/json"),
-    Body('{"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": []}',
-         content_type="application/json"),
-], ids=["html", "garbage-as-json", "no-choices"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        Body("<html><body><h1>502 Bad Gateway</h1></body></html>"),  # a proxy's page
+        Body("garbage{", content_type="application/json"),
+        Body(
+            '{"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": []}',
+            content_type="application/json",
+        ),
+    ],
+    ids=["html", "garbage-as-json", "no-choices"],
+)
 def test_an_http_200_that_is_no_chat_completion_falls_back_with_a_note(server, fallback, body):
     server.enqueue(body)
     context = RunContext()
@@ -80,7 +86,10 @@ def test_a_request_deadline_holds_against_a_hanging_endpoint(server, fallback):
     assert first == later == fallback.outputs[DecomposeTask]
     assert len(server.requests) == asked  # past the deadline the endpoint is not asked again
     assert "the request's deadline of 1.5 s passed" in context.notes[0]
-    assert "The request's deadline of 1.5 s passed: the remaining steps use the test-scripted-fallback reasoner." in context.notes
+    assert (
+        "The request's deadline of 1.5 s passed: the remaining steps use the test-scripted-fallback reasoner."
+        in context.notes
+    )
 
 
 def test_a_whole_run_with_a_deadline_returns_a_plan_in_time_whatever_the_endpoint_does(catalog, embedder):
@@ -88,7 +97,9 @@ def test_a_whole_run_with_a_deadline_returns_a_plan_in_time_whatever_the_endpoin
     with FakeLLMServer(respond=lambda body: Trickle(DECOMPOSITION, interval_s=0.5)) as server:
         llm = LLMReasoner(base_url=server.url, model="fake", fallback=offline, timeout_s=60, max_retries=3)
         started = time.monotonic()
-        run = Tender(catalog, manager=llm, contractors=llm).recommend(Request.create(REQUIREMENT), RunContext(deadline_s=2))
+        run = Tender(catalog, manager=llm, contractors=llm).recommend(
+            Request.create(REQUIREMENT), RunContext(deadline_s=2)
+        )
         took = time.monotonic() - started
 
     assert took < 20

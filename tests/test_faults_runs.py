@@ -45,7 +45,9 @@ def test_a_run_that_cannot_be_written_raises_run_not_stored_saying_why(tmp_path)
     store = RunStore(tmp_path / "runs.db")
     store.db.execute("pragma query_only = 1")  # as a read-only file or file system answers a write
 
-    with pytest.raises(RunNotStored, match=r"could not be stored in .*runs.db \(attempt to write a readonly database\)"):
+    with pytest.raises(
+        RunNotStored, match=r"could not be stored in .*runs.db \(attempt to write a readonly database\)"
+    ):
         store.save(make_run("x"))
 
 
@@ -75,7 +77,9 @@ def test_a_runs_path_that_cannot_be_opened_means_no_history(tmp_path):
 
 
 async def test_the_server_starts_without_history_and_still_returns_plans(settings, tmp_path):
-    unusable = Settings(catalog_path=settings.catalog_path, runs_path=unwritable_path(tmp_path), embedding_model="hashing")
+    unusable = Settings(
+        catalog_path=settings.catalog_path, runs_path=unwritable_path(tmp_path), embedding_model="hashing"
+    )
     async with Client(build_server(unusable)) as client:
         plan = ok(await client.call_tool("recommend_apis", {"requirement": REQUIREMENT}))
         explained = await client.call_tool("explain_bids", {"run_id": plan["run_id"]})

@@ -15,17 +15,41 @@ from tests.server_support import REQUIREMENT, ok, settings  # noqa: F401 (fixtur
 
 
 def test_the_environment_sets_the_llm_timeout_calls_in_flight_cache_and_deadline():
-    settings = Settings.from_env({"TENDER_LLM_TIMEOUT": "5", "TENDER_LLM_IN_FLIGHT": "1", "TENDER_LLM_CACHE": "off",
-                                  "TENDER_DEADLINE": "30", "TENDER_HOME": "/tmp/tender-test-home"})
+    settings = Settings.from_env(
+        {
+            "TENDER_LLM_TIMEOUT": "5",
+            "TENDER_LLM_IN_FLIGHT": "1",
+            "TENDER_LLM_CACHE": "off",
+            "TENDER_DEADLINE": "30",
+            "TENDER_HOME": "/tmp/tender-test-home",
+        }
+    )
 
-    assert (settings.llm_timeout_s, settings.llm_in_flight, settings.llm_cache, settings.deadline_s) == (5, 1, False, 30)
+    assert (settings.llm_timeout_s, settings.llm_in_flight, settings.llm_cache, settings.deadline_s) == (
+        5,
+        1,
+        False,
+        30,
+    )
     defaults = Settings.from_env({"TENDER_HOME": "/tmp/tender-test-home"})
-    assert (defaults.llm_timeout_s, defaults.llm_in_flight, defaults.llm_cache, defaults.deadline_s) == (60, 4, True, None)
+    assert (defaults.llm_timeout_s, defaults.llm_in_flight, defaults.llm_cache, defaults.deadline_s) == (
+        60,
+        4,
+        True,
+        None,
+    )
 
 
-@pytest.mark.parametrize("name, value", [("TENDER_LLM_TIMEOUT", "soon"), ("TENDER_LLM_TIMEOUT", "0"),
-                                         ("TENDER_LLM_IN_FLIGHT", "1.5"), ("TENDER_LLM_CACHE", "maybe"),
-                                         ("TENDER_DEADLINE", "-1")])
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("TENDER_LLM_TIMEOUT", "soon"),
+        ("TENDER_LLM_TIMEOUT", "0"),
+        ("TENDER_LLM_IN_FLIGHT", "1.5"),
+        ("TENDER_LLM_CACHE", "maybe"),
+        ("TENDER_DEADLINE", "-1"),
+    ],
+)
 def test_a_bad_value_names_the_variable(name, value):
     with pytest.raises(BadSetting, match=f"{name}='{value}' is not valid"):
         Settings.from_env({name: value, "TENDER_HOME": "/tmp/tender-test-home"})
@@ -40,8 +64,14 @@ def test_cli_flags_win_over_the_environment():
 
 
 def test_the_server_builds_its_reasoners_from_the_same_settings(catalog, tmp_path):
-    settings = Settings(catalog_path=tmp_path / "catalog.db", llm_base_url="http://127.0.0.1:9/v1", llm_model="m",
-                        llm_timeout_s=5, llm_in_flight=1, llm_cache=False)
+    settings = Settings(
+        catalog_path=tmp_path / "catalog.db",
+        llm_base_url="http://127.0.0.1:9/v1",
+        llm_model="m",
+        llm_timeout_s=5,
+        llm_in_flight=1,
+        llm_cache=False,
+    )
     app = AppContext(settings=settings, runs=RunStore(tmp_path / "runs.db"), catalog=catalog)
 
     reasoner = app.tender("llm", "llm").contractor_reasoner
@@ -51,9 +81,15 @@ def test_the_server_builds_its_reasoners_from_the_same_settings(catalog, tmp_pat
 
 async def test_a_hanging_endpoint_costs_the_server_its_configured_timeout(settings):
     with FakeLLMServer(respond=lambda body: Hang(60)) as fake:
-        configured = Settings(catalog_path=settings.catalog_path, runs_path=settings.runs_path,
-                              embedding_model="hashing", llm_base_url=fake.url, llm_model="fake", llm_timeout_s=1,
-                              llm_cache=False)
+        configured = Settings(
+            catalog_path=settings.catalog_path,
+            runs_path=settings.runs_path,
+            embedding_model="hashing",
+            llm_base_url=fake.url,
+            llm_model="fake",
+            llm_timeout_s=1,
+            llm_cache=False,
+        )
         async with Client(build_server(configured)) as client:
             started = time.monotonic()
             plan = ok(await client.call_tool("recommend_apis", {"requirement": REQUIREMENT, "manager_backend": "llm"}))

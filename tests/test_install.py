@@ -29,10 +29,28 @@ def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     # Built from a copy: setuptools writes build/ and *.egg-info into the tree it builds.
     source = out / "source"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".git", ".venv*", "build", "*.egg-info", "__pycache__", "node_modules", ".mcp-servers", "*.db", "out", "models"))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(out)], check=True, capture_output=True, timeout=180)
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git",
+            ".venv*",
+            "build",
+            "*.egg-info",
+            "__pycache__",
+            "node_modules",
+            ".mcp-servers",
+            "*.db",
+            "out",
+            "models",
+        ),
+    )
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "-q", "-w", str(out)],
+        check=True,
+        capture_output=True,
+        timeout=180,
+    )
     (built,) = out.glob("tender_mcp-*.whl")
     return built
 
@@ -42,10 +60,18 @@ def venv(wheel, tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("venv") / "fresh"
     subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, timeout=120)
     python = folder / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
-                   check=True, capture_output=True, timeout=120)
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          check=True, capture_output=True, text=True).stdout.strip()
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     Path(site, "dev-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return folder
 
@@ -57,7 +83,10 @@ def elsewhere(tmp_path, monkeypatch):
     run_dir.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("TENDER_") and k != "PYTHONPATH"}
     env.update(TENDER_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1")
-    apis, mashups = write_jsonl(tmp_path / "apis.jsonl", api_rows()), write_jsonl(tmp_path / "mashups.jsonl", mashup_rows())
+    apis, mashups = (
+        write_jsonl(tmp_path / "apis.jsonl", api_rows()),
+        write_jsonl(tmp_path / "mashups.jsonl", mashup_rows()),
+    )
     return run_dir, env, apis, mashups
 
 
@@ -65,16 +94,22 @@ def test_the_wheel_holds_one_package_with_its_prompts_and_bid_model(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     tops = {name.split("/")[0] for name in names}
     assert {top for top in tops if not top.endswith(".dist-info")} == {"tender"}  # no `agents`, `server`, ...
-    assert {"tender/prompts/contractor_bid.txt", "tender/prompts/manager_decompose.txt", "tender/prompts/manager_map.txt",
-            "tender/prompts/manager_select.txt", "tender/prompts/repair.txt"} <= set(names)
+    assert {
+        "tender/prompts/contractor_bid.txt",
+        "tender/prompts/manager_decompose.txt",
+        "tender/prompts/manager_map.txt",
+        "tender/prompts/manager_select.txt",
+        "tender/prompts/repair.txt",
+    } <= set(names)
     assert "tender/agents/reasoners/bid_model.json" in names
     assert not any(name.startswith("tests/") or name.endswith(".db") for name in names)
 
 
 def run(venv: Path, args: list[str], run_dir: Path, env: dict, code: str | None = None) -> subprocess.CompletedProcess:
     command = [str(venv / "bin" / "python"), "-c", code] if code else [str(venv / "bin" / "tender"), *args]
-    return subprocess.run(command + (args if code else []), cwd=run_dir, env=env, capture_output=True, text=True,
-                          timeout=180)
+    return subprocess.run(
+        command + (args if code else []), cwd=run_dir, env=env, capture_output=True, text=True, timeout=180
+    )
 
 
 def test_tender_recommend_runs_from_the_installed_package(venv, elsewhere):
@@ -97,7 +132,9 @@ def test_the_stock_encoder_recommends_without_torch_from_the_installed_package(v
         "from tender.cli import main\n"
         "main(sys.argv[1:])\n"
     )
-    built = run(venv, ["catalog", "build", "--apis", str(apis), "--mashups", str(mashups), "--quiet"], run_dir, env, code)
+    built = run(
+        venv, ["catalog", "build", "--apis", str(apis), "--mashups", str(mashups), "--quiet"], run_dir, env, code
+    )
     assert built.returncode == 0, built.stderr
     answer = run(venv, ["recommend", "weather forecast on a map"], run_dir, env, code)
     assert answer.returncode == 0, answer.stderr

@@ -1,6 +1,5 @@
 """The response cache: an identical request is answered from SQLite, without HTTP, and still counted."""
 
-
 from tender.agents.context import RunContext
 from tender.agents.reasoners.cache import Completion, ResponseCache
 from tender.agents.reasoners.factory import LLMSettings, build_llm_reasoner
@@ -84,8 +83,14 @@ def test_an_invalid_answer_found_in_the_cache_is_dropped(server, tmp_path):
 
 def test_no_cache_asks_the_server_every_time(server, tmp_path):
     server.enqueue(Answer(DECOMPOSITION), Answer(DECOMPOSITION))
-    settings = LLMSettings(base_url=server.url, model="fake-model", cache_path=tmp_path / "cache.db", use_cache=False,
-                           timeout_s=1, max_retries=0)
+    settings = LLMSettings(
+        base_url=server.url,
+        model="fake-model",
+        cache_path=tmp_path / "cache.db",
+        use_cache=False,
+        timeout_s=1,
+        max_retries=0,
+    )
     llm = build_llm_reasoner(settings, fallback=ScriptedFallback())
 
     llm.run(TASK, RunContext())
@@ -99,5 +104,7 @@ def test_keys_do_not_depend_on_dict_order(tmp_path):
     cache = ResponseCache(tmp_path / "cache.db")
     cache.put({"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}, Completion("{}", 3, 1))
 
-    assert cache.get({"temperature": 0, "messages": [{"content": "hi", "role": "user"}], "model": "m"}) == Completion("{}", 3, 1)
+    assert cache.get({"temperature": 0, "messages": [{"content": "hi", "role": "user"}], "model": "m"}) == Completion(
+        "{}", 3, 1
+    )
     assert cache.get({"temperature": 0.5, "messages": [{"content": "hi", "role": "user"}], "model": "m"}) is None

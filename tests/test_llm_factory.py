@@ -57,7 +57,6 @@ def test_an_unknown_backend_lists_the_known_ones(embedder):
         build_reasoners(embedder, manager_backend="gpt")
 
 
-
 def test_the_token_budget_setting_applies_where_the_run_sets_none(embedder):
     decomposition = {"functions": [{"id": "f1", "name": "map", "description": "a map"}]}
     with FakeLLMServer() as server:
@@ -83,7 +82,10 @@ def test_the_cli_passes_the_timeout_and_the_calls_in_flight_to_the_llm_reasoner(
     from tender.settings import Settings
 
     settings = Settings(catalog_path=tmp_path / "catalog.db", llm_base_url="http://h/v1", llm_model="m")
-    tender = make_tender(settings, catalog, {"manager_backend": "llm", "contractor_backend": "llm",
-                                             "llm_timeout": 300.0, "llm_in_flight": 1})
+    tender = make_tender(
+        settings,
+        catalog,
+        {"manager_backend": "llm", "contractor_backend": "llm", "llm_timeout": 300.0, "llm_in_flight": 1},
+    )
 
     assert tender.manager_reasoner.timeout_s == 300 and tender.manager_reasoner.max_in_flight == 1

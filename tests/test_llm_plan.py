@@ -29,9 +29,14 @@ def a_sensible_manager(body: dict) -> Answer:
     schema = format_.get("schema") or format_["json_schema"]["schema"]
     fields = schema["properties"]
     if "functions" in fields:
-        return Answer({"functions": [
-            {"id": "f1", "name": "restaurant reviews", "description": "nearby restaurants with their reviews"},
-            {"id": "f2", "name": "map", "description": "shows them on a map", "depends_on": ["f1"]}]})
+        return Answer(
+            {
+                "functions": [
+                    {"id": "f1", "name": "restaurant reviews", "description": "nearby restaurants with their reviews"},
+                    {"id": "f2", "name": "map", "description": "shows them on a map", "depends_on": ["f1"]},
+                ]
+            }
+        )
     if "categories" in fields:
         return Answer({"categories": [element(body, "candidate_categories")[0].split(" (")[0]]})
     if "api_ids" in fields:
@@ -70,7 +75,9 @@ def test_an_llm_manager_with_offline_contractors(catalog, embedder):
 @pytest.mark.parametrize("protocol", ["manager-led", "contractor-led", "collaborative", "single-agent"])
 def test_an_llm_that_never_answers_well_gives_the_offline_plan(catalog, embedder, protocol):
     request = Request.create(REQUIREMENT, protocol=protocol)
-    offline = Tender(catalog, manager=EmbeddedReasoner(embedder), contractors=EmbeddedReasoner(embedder)).recommend(request)
+    offline = Tender(catalog, manager=EmbeddedReasoner(embedder), contractors=EmbeddedReasoner(embedder)).recommend(
+        request
+    )
     with FakeLLMServer(respond=lambda body: Answer("I would suggest Google Maps.")) as server:
         run = tender(catalog, embedder, server, manager=True, contractors=True).recommend(request)
 
@@ -85,7 +92,9 @@ def test_an_llm_that_never_answers_well_gives_the_offline_plan(catalog, embedder
 def test_a_hanging_endpoint_costs_one_timeout_not_one_per_contractor(catalog, embedder):
     with FakeLLMServer(respond=lambda body: Hang(5)) as server:
         started = time.perf_counter()
-        run = tender(catalog, embedder, server, contractors=True, max_in_flight=1).recommend(Request.create(REQUIREMENT))
+        run = tender(catalog, embedder, server, contractors=True, max_in_flight=1).recommend(
+            Request.create(REQUIREMENT)
+        )
         took = time.perf_counter() - started
 
     assert run.plan.apis and took < 4
@@ -116,7 +125,9 @@ def test_a_comparison_asks_the_shared_decomposition_once_and_says_what_came_from
         asked = len(server.requests)
         second = llm_tender.recommend(Request.create(REQUIREMENT, protocol="collaborative")).plan
 
-    decompositions = [r for r in server.requests if "functions" in r["response_format"]["json_schema"]["schema"]["properties"]]
+    decompositions = [
+        r for r in server.requests if "functions" in r["response_format"]["json_schema"]["schema"]["properties"]
+    ]
     assert len(decompositions) == 1 and len(server.requests) == asked  # collaborative's one manager step: replayed
     assert first.cost.cache_hits == 0 and first.cost.tokens_from_cache.input == 0
     assert second.cost.cache_hits == second.cost.llm_calls == 1 and second.cost.fallbacks == 0

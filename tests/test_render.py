@@ -10,8 +10,11 @@ from tender.answers.render import plan_text
 def test_the_readable_plan_lists_runners_up_best_first_without_the_selected(catalog_path, embedder):
     reasoner = EmbeddedReasoner(embedder, policy=Policy(propose_at=0.001, expected_missing=100.0))
     tender = Tender(Catalog(catalog_path, embedder=embedder), manager=reasoner, contractors=reasoner)
-    run = tender.recommend(Request.create("Show nearby restaurants on a map with their reviews and photos.",
-                                          constraints=Constraints(max_apis=1)))
+    run = tender.recommend(
+        Request.create(
+            "Show nearby restaurants on a map with their reviews and photos.", constraints=Constraints(max_apis=1)
+        )
+    )
     chosen = {api.api_id for api in run.plan.apis}
     bids = {}
     for bid in run.transcript.of_kind("propose"):
@@ -23,7 +26,9 @@ def test_the_readable_plan_lists_runners_up_best_first_without_the_selected(cata
 
     listed = text.split("Also bid, not selected")[1].splitlines()[1:4]
     best = sorted(bids.items(), key=lambda item: (-item[1], item[0]))[:3]
-    assert [f"(id {api_id}) score {score:.2f}" in line for line, (api_id, score) in zip(listed, best)] == [True] * len(best)
+    assert [f"(id {api_id}) score {score:.2f}" in line for line, (api_id, score) in zip(listed, best)] == [True] * len(
+        best
+    )
     assert not any(f"(id {api_id})" in "\n".join(listed) for api_id in chosen)
 
 

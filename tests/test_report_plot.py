@@ -7,8 +7,10 @@ def result(**f1) -> dict:
     def stages(value, staged):
         return ({"category": {"f1": 0.02}, "bidding": {"f1": 0.3}} if staged else {}) | {"final": {"f1": value}}
 
-    return {"config": {"test_mashups": 10, "seed": 0, "mask_api_names": False},
-            "results": {m.replace("_", "-"): {"stages": stages(v, m == "manager_led")} for m, v in f1.items()}}
+    return {
+        "config": {"test_mashups": 10, "seed": 0, "mask_api_names": False},
+        "results": {m.replace("_", "-"): {"stages": stages(v, m == "manager_led")} for m, v in f1.items()},
+    }
 
 
 def test_the_plot_writes_the_f1_panel_and_the_stages_beside_it(tmp_path):

@@ -20,7 +20,9 @@ CALLS = [
 
 @pytest.fixture
 def no_catalog(tmp_path) -> Settings:
-    return Settings(catalog_path=tmp_path / "absent" / "catalog.db", runs_path=tmp_path / "runs.db", embedding_model="hashing")
+    return Settings(
+        catalog_path=tmp_path / "absent" / "catalog.db", runs_path=tmp_path / "runs.db", embedding_model="hashing"
+    )
 
 
 async def test_every_tool_says_how_to_build_the_catalogue(no_catalog):

@@ -51,7 +51,9 @@ async def test_compose_service_prompt(settings):
     async with Client(build_server(settings)) as client:
         prompts = (await client.list_prompts()).prompts
         result = await client.get_prompt("compose_service", {"requirement": "  A map of bike shops  "})
-    assert [(p.name, [a.name for a in p.arguments]) for p in prompts] == [("compose_service", ["requirement", "protocol", "category"])]
+    assert [(p.name, [a.name for a in p.arguments]) for p in prompts] == [
+        ("compose_service", ["requirement", "protocol", "category"])
+    ]
     assert [a.required for a in prompts[0].arguments] == [True, False, False]
     assert all(len(a.description) > 30 for a in prompts[0].arguments)
     [message] = result.messages
@@ -64,8 +66,9 @@ async def test_compose_service_prompt(settings):
 
 async def test_compose_service_prompt_passes_on_protocol_and_category(settings):
     async with Client(build_server(settings)) as client:
-        result = await client.get_prompt("compose_service", {"requirement": "bike shops", "protocol": "collaborative",
-                                                             "category": "Mapping"})
+        result = await client.get_prompt(
+            "compose_service", {"requirement": "bike shops", "protocol": "collaborative", "category": "Mapping"}
+        )
     text = result.messages[0].content.text
     assert 'protocol "collaborative", required_categories ["Mapping"]' in text
 
@@ -76,8 +79,10 @@ async def test_prompt_arguments_and_api_ids_complete(settings):
         protocols = await client.complete(prompt, {"name": "protocol", "value": "co"})
         categories = await client.complete(prompt, {"name": "category", "value": "ma"})
         everything = await client.complete(prompt, {"name": "category", "value": ""})
-        apis = await client.complete(ResourceTemplateReference(type="ref/resource", uri="catalog://apis/{api_id}"),
-                                     {"name": "api_id", "value": "goo"})
+        apis = await client.complete(
+            ResourceTemplateReference(type="ref/resource", uri="catalog://apis/{api_id}"),
+            {"name": "api_id", "value": "goo"},
+        )
     assert protocols.completion.values == ["contractor-led", "collaborative"]
     assert categories.completion.values[0] == "Mapping"
     assert everything.completion.total == len(everything.completion.values) > 5

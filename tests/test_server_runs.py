@@ -14,14 +14,32 @@ from tender.answers.runs import RunStore, UnknownRun, migrate, migrations
 
 
 def make_run(run_id: str, requirement: str = "restaurants on a map") -> Run:
-    plan = Plan(run_id=run_id, requirement=requirement, protocol="manager-led", organisation="api", steps=[], apis=[],
-                stages=Stages(category=[0, 1], bidding=[0], final=[0]), cost=Cost(messages=2), latency_ms=1.5,
-                constraints=Constraints(max_apis=3))
-    transcript = Transcript(messages=[
-        CallForProposals(sender="manager", receiver="*", task_id="t1", requirement=requirement, function_id="f1"),
-        Propose(sender="api:0", receiver="manager", task_id="t1", api_id=0, api_name="Google Maps", score=0.9,
-                rationale="maps"),
-    ])
+    plan = Plan(
+        run_id=run_id,
+        requirement=requirement,
+        protocol="manager-led",
+        organisation="api",
+        steps=[],
+        apis=[],
+        stages=Stages(category=[0, 1], bidding=[0], final=[0]),
+        cost=Cost(messages=2),
+        latency_ms=1.5,
+        constraints=Constraints(max_apis=3),
+    )
+    transcript = Transcript(
+        messages=[
+            CallForProposals(sender="manager", receiver="*", task_id="t1", requirement=requirement, function_id="f1"),
+            Propose(
+                sender="api:0",
+                receiver="manager",
+                task_id="t1",
+                api_id=0,
+                api_name="Google Maps",
+                score=0.9,
+                rationale="maps",
+            ),
+        ]
+    )
     return Run(plan=plan, transcript=transcript)
 
 

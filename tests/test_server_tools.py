@@ -48,7 +48,12 @@ async def test_every_tool_is_read_only_with_a_title_an_output_schema_and_a_descr
             assert "ctx" not in tool.input_schema["properties"]
         schema = tools["recommend_apis"].input_schema
         assert schema["required"] == ["requirement"]
-        assert schema["properties"]["protocol"]["enum"] == ["manager-led", "contractor-led", "collaborative", "single-agent"]
+        assert schema["properties"]["protocol"]["enum"] == [
+            "manager-led",
+            "contractor-led",
+            "collaborative",
+            "single-agent",
+        ]
         assert {"api", "category"} <= set(schema["properties"]["organisation"]["enum"])
         assert all(schema["properties"][name].get("description") for name in schema["properties"])
         assert "run_id" in tools["recommend_apis"].output_schema["properties"]
@@ -189,7 +194,9 @@ async def test_a_cancelled_request_stops_its_run(settings):
             async def cancel_on_first_step(done, total, message):
                 scope.cancel()
 
-            await client.call_tool("recommend_apis", {"requirement": REQUIREMENT}, progress_callback=cancel_on_first_step)
+            await client.call_tool(
+                "recommend_apis", {"requirement": REQUIREMENT}, progress_callback=cancel_on_first_step
+            )
         assert scope.cancelled_caught
         assert await anyio.to_thread.run_sync(tenders[0].stopped.wait, 10)
         assert tenders[0].contexts[0].cancel.is_set()
@@ -199,23 +206,29 @@ async def test_a_cancelled_request_stops_its_run(settings):
 
 
 # -- errors: the message says how to fix the call, and the server keeps serving ------------------------
-@pytest.mark.parametrize("arguments, hint", [
-    ({"requirement": "   "}, "describe the app"),
-    ({"requirement": "x" * (MAX_REQUIREMENT_CHARS + 1)}, "shorten it"),
-    ({"requirement": "\x00\x01\x02"}, "plain text"),
-    ({"requirement": REQUIREMENT, "protocol": "auction"}, "'manager-led', 'contractor-led', 'collaborative' or 'single-agent'"),
-    ({"requirement": REQUIREMENT, "organisation": "team"}, "'category' or 'provider'"),
-    ({"requirement": REQUIREMENT, "max_apis": 0}, "greater than or equal to 1"),
-    ({"requirement": REQUIREMENT, "max_apis": 51}, "less than or equal to 50"),
-    ({"requirement": REQUIREMENT, "detail": "everything"}, "'summary' or 'full'"),
-    ({"requirement": REQUIREMENT, "required_categories": ["Mappng"]}, "Close names: Mapping"),
-    ({"requirement": REQUIREMENT, "excluded_categories": ["Nope"]}, "list_categories shows them all"),
-    ({"requirement": REQUIREMENT, "excluded_apis": ["Gogle Mapps"]}, "search_apis"),
-    ({"requirement": REQUIREMENT, "required_categories": ["Food"], "excluded_categories": ["Food"]}, "drop one"),
-    ({"requirement": REQUIREMENT, "manager_backend": "llm"}, "TENDER_LLM_BASE_URL"),
-    ({"requirement": REQUIREMENT, "contractor_backend": "gpt"}, "'offline' or 'llm'"),
-    ({}, "requirement"),
-])
+@pytest.mark.parametrize(
+    "arguments, hint",
+    [
+        ({"requirement": "   "}, "describe the app"),
+        ({"requirement": "x" * (MAX_REQUIREMENT_CHARS + 1)}, "shorten it"),
+        ({"requirement": "\x00\x01\x02"}, "plain text"),
+        (
+            {"requirement": REQUIREMENT, "protocol": "auction"},
+            "'manager-led', 'contractor-led', 'collaborative' or 'single-agent'",
+        ),
+        ({"requirement": REQUIREMENT, "organisation": "team"}, "'category' or 'provider'"),
+        ({"requirement": REQUIREMENT, "max_apis": 0}, "greater than or equal to 1"),
+        ({"requirement": REQUIREMENT, "max_apis": 51}, "less than or equal to 50"),
+        ({"requirement": REQUIREMENT, "detail": "everything"}, "'summary' or 'full'"),
+        ({"requirement": REQUIREMENT, "required_categories": ["Mappng"]}, "Close names: Mapping"),
+        ({"requirement": REQUIREMENT, "excluded_categories": ["Nope"]}, "list_categories shows them all"),
+        ({"requirement": REQUIREMENT, "excluded_apis": ["Gogle Mapps"]}, "search_apis"),
+        ({"requirement": REQUIREMENT, "required_categories": ["Food"], "excluded_categories": ["Food"]}, "drop one"),
+        ({"requirement": REQUIREMENT, "manager_backend": "llm"}, "TENDER_LLM_BASE_URL"),
+        ({"requirement": REQUIREMENT, "contractor_backend": "gpt"}, "'offline' or 'llm'"),
+        ({}, "requirement"),
+    ],
+)
 async def test_recommend_apis_errors_say_how_to_fix_the_call(settings, arguments, hint):
     async with connect(settings) as client:
         text = error_text(await client.call_tool("recommend_apis", arguments))
@@ -240,7 +253,10 @@ async def test_explain_bids_summarises_each_function(settings):
         if losing:
             assert losing["name"] not in {w["name"] for w in told.get("winners", [])}
             assert losing["why"] and losing["outcome"]
-            assert losing["confidence"] <= max((w["confidence"] for w in told.get("winners", [])), default=1.0) or losing["name"] in plan["apis"]
+            assert (
+                losing["confidence"] <= max((w["confidence"] for w in told.get("winners", [])), default=1.0)
+                or losing["name"] in plan["apis"]
+            )
     diagram = explanation["diagram"]
     assert diagram.startswith("sequenceDiagram\n") and "other contractors" in diagram
     assert diagram.count("participant ") <= 8
@@ -291,7 +307,9 @@ async def test_explain_bids_errors(settings):
         text = error_text(await client.call_tool("explain_bids", {"run_id": "0123abc"}))
         assert "No run '0123abc'" in text and "recommend_apis" in text
         contractor_led = await recommend(client, protocol="contractor-led")
-        text = error_text(await client.call_tool("explain_bids", {"run_id": contractor_led["run_id"], "function": "f1"}))
+        text = error_text(
+            await client.call_tool("explain_bids", {"run_id": contractor_led["run_id"], "function": "f1"})
+        )
         assert "explain the whole run instead" in text
 
 
@@ -311,8 +329,9 @@ async def test_compare_protocols_sets_the_four_side_by_side(settings):
         async def on_progress(done, total, message):
             updates.append((done, total, message))
 
-        comparison = ok(await client.call_tool("compare_protocols", {"requirement": REQUIREMENT},
-                                               progress_callback=on_progress))
+        comparison = ok(
+            await client.call_tool("compare_protocols", {"requirement": REQUIREMENT}, progress_callback=on_progress)
+        )
         runs = comparison["runs"]
         assert [r["protocol"] for r in runs] == ["manager-led", "contractor-led", "collaborative", "single-agent"]
         assert len({r["run_id"] for r in runs}) == 4
@@ -361,11 +380,14 @@ async def test_search_apis(settings):
         assert {r["name"] for r in weather["results"]} == {"OpenWeatherMap", "Weather Underground"}
 
 
-@pytest.mark.parametrize("arguments, hint", [
-    ({"query": "  "}, "The query is empty"),
-    ({"query": "maps", "categories": ["Mappng"]}, "Close names: Mapping"),
-    ({"query": "maps", "limit": 0}, "greater than or equal to 1"),
-])
+@pytest.mark.parametrize(
+    "arguments, hint",
+    [
+        ({"query": "  "}, "The query is empty"),
+        ({"query": "maps", "categories": ["Mappng"]}, "Close names: Mapping"),
+        ({"query": "maps", "limit": 0}, "greater than or equal to 1"),
+    ],
+)
 async def test_search_apis_errors(settings, arguments, hint):
     async with connect(settings) as client:
         assert hint in error_text(await client.call_tool("search_apis", arguments))
@@ -379,7 +401,11 @@ async def test_list_categories(settings):
         assert everything["total"] == len(everything["categories"])
         assert all(c["similarity"] is None for c in everything["categories"])
         ranked = ok(await client.call_tool("list_categories", {"query": "maps and mapping", "limit": 3}))
-        assert ranked["categories"][0] == {"name": "Mapping", "api_count": 3, "similarity": ranked["categories"][0]["similarity"]}
+        assert ranked["categories"][0] == {
+            "name": "Mapping",
+            "api_count": 3,
+            "similarity": ranked["categories"][0]["similarity"],
+        }
         assert len(ranked["categories"]) == 3 and ranked["categories"][0]["similarity"] > 0
 
 

@@ -14,8 +14,12 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.server_support import REQUIREMENT, TENDER, http_server, ok, server_env  # noqa: F401 (fixture)
 
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}},
+}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -48,8 +52,12 @@ async def test_http(server_env, tmp_path):
             assert explanation["apis"] == plan["apis"]
         # DNS-rebinding protection: a foreign Host or a browser Origin from elsewhere is refused.
         assert httpx.post(url, json=INITIALIZE, headers=MCP_HEADERS | {"Host": "evil.example:80"}).status_code == 421
-        assert httpx.post(url, json=INITIALIZE, headers=MCP_HEADERS | {"Origin": "http://evil.example"}).status_code == 403
-        assert httpx.post(url, json=INITIALIZE, headers=MCP_HEADERS | {"Origin": url.rsplit("/", 1)[0]}).status_code == 200
+        assert (
+            httpx.post(url, json=INITIALIZE, headers=MCP_HEADERS | {"Origin": "http://evil.example"}).status_code == 403
+        )
+        assert (
+            httpx.post(url, json=INITIALIZE, headers=MCP_HEADERS | {"Origin": url.rsplit("/", 1)[0]}).status_code == 200
+        )
         # --allow-host adds a name, with or without a port (behind a proxy).
         for name in ("tender.test:443", "tender.test"):
             assert httpx.post(url, json=INITIALIZE, headers=MCP_HEADERS | {"Host": name}).status_code == 200
@@ -80,8 +88,16 @@ def npx():
 def inspector(npx: str, env: dict, *args: str, exit_code: int = 0) -> dict:
     """Run the Inspector CLI against `tender serve` over stdio; its stdout is the JSON result. It exits 5
     when a tool call returns isError."""
-    command = [npx, "-y", INSPECTOR, "--cli", TENDER, "serve", *[a for k, v in env.items() if k.startswith("TENDER_")
-                                                                   for a in ("-e", f"{k}={v}")], *args]
+    command = [
+        npx,
+        "-y",
+        INSPECTOR,
+        "--cli",
+        TENDER,
+        "serve",
+        *[a for k, v in env.items() if k.startswith("TENDER_") for a in ("-e", f"{k}={v}")],
+        *args,
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=240, env=env)
     assert done.returncode == exit_code, f"{' '.join(command)}\nstdout:\n{done.stdout}\nstderr:\n{done.stderr}"
     return json.loads(done.stdout)
@@ -90,27 +106,53 @@ def inspector(npx: str, env: dict, *args: str, exit_code: int = 0) -> dict:
 def test_inspector_cli_lists_and_calls_the_tools(npx, server_env):
     listed = inspector(npx, server_env, "--method", "tools/list")
     tools = {tool["name"]: tool for tool in listed["tools"]}
-    assert {"recommend_apis", "explain_bids", "compare_protocols", "search_apis", "get_api", "list_categories"} == set(tools)
+    assert {"recommend_apis", "explain_bids", "compare_protocols", "search_apis", "get_api", "list_categories"} == set(
+        tools
+    )
     assert tools["recommend_apis"]["annotations"]["readOnlyHint"] is True
     assert "outputSchema" in tools["recommend_apis"]
 
-    called = inspector(npx, server_env, "--method", "tools/call", "--tool-name", "recommend_apis",
-                       "--tool-arg", f"requirement={REQUIREMENT}", "--tool-arg", "max_apis=2")
+    called = inspector(
+        npx,
+        server_env,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "recommend_apis",
+        "--tool-arg",
+        f"requirement={REQUIREMENT}",
+        "--tool-arg",
+        "max_apis=2",
+    )
     assert called.get("isError") is not True
     plan = called["structuredContent"]
     # The Inspector's key=value argument arrived as a number (a string would fail validation).
     assert 1 <= len(plan["apis"]) <= 2 and plan["run_id"]
 
-    failed = inspector(npx, server_env, "--method", "tools/call", "--tool-name", "recommend_apis",
-                       "--tool-arg", "requirement=maps", "--tool-arg", "protocol=auction", exit_code=5)
+    failed = inspector(
+        npx,
+        server_env,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "recommend_apis",
+        "--tool-arg",
+        "requirement=maps",
+        "--tool-arg",
+        "protocol=auction",
+        exit_code=5,
+    )
     assert failed["isError"] is True and "manager-led" in failed["content"][0]["text"]
 
 
 @pytest.mark.real_model
-@pytest.mark.parametrize("runtime, loading", [
-    ("onnx", "model all-MiniLM-L6-v2"),
-    ("torch", "Loading SentenceTransformer model"),  # the noisiest start: torch and its logs
-])
+@pytest.mark.parametrize(
+    "runtime, loading",
+    [
+        ("onnx", "model all-MiniLM-L6-v2"),
+        ("torch", "Loading SentenceTransformer model"),  # the noisiest start: torch and its logs
+    ],
+)
 def test_stdout_carries_only_the_protocol(server_env, sources, tmp_path, runtime, loading):
     """With the real embedding model loading (its progress bars and logs), every stdout line is JSON-RPC."""
     from tender.catalog import build_catalog, get_embedder
@@ -119,10 +161,14 @@ def test_stdout_carries_only_the_protocol(server_env, sources, tmp_path, runtime
     build_catalog(*sources, catalog, get_embedder())
     env = {k: v for k, v in server_env.items() if k != "TENDER_EMBEDDING_MODEL"}
     env |= {"TENDER_EMBEDDING_RUNTIME": runtime, "TENDER_HOME": str(tmp_path / "home"), "TENDER_CATALOG": str(catalog)}
-    process = subprocess.Popen([TENDER, "serve"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    requests = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "get_api", "arguments": {"api": 0}}}]
+    process = subprocess.Popen(
+        [TENDER, "serve"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    requests = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "get_api", "arguments": {"api": 0}}},
+    ]
     for request in requests:
         process.stdin.write(json.dumps(request) + "\n")
     process.stdin.flush()

@@ -12,21 +12,28 @@ def plan(*ids, steps=()):
 
 
 CASES = [
-    Case.from_dict({"id": "a", "requirement": "sms and weather",
-                    "functions": [{"need": "sms", "acceptable": [1, 2]}, {"need": "weather", "acceptable": [3]}],
-                    "irrelevant": [9]}),
-    Case.from_dict({"id": "b", "requirement": "maps", "functions": [{"need": "map", "acceptable": [4, 5]}],
-                    "irrelevant": [9]}),
+    Case.from_dict(
+        {
+            "id": "a",
+            "requirement": "sms and weather",
+            "functions": [{"need": "sms", "acceptable": [1, 2]}, {"need": "weather", "acceptable": [3]}],
+            "irrelevant": [9],
+        }
+    ),
+    Case.from_dict(
+        {"id": "b", "requirement": "maps", "functions": [{"need": "map", "acceptable": [4, 5]}], "irrelevant": [9]}
+    ),
     Case.from_dict({"id": "c", "requirement": "gibberish", "functions": [], "expect": "nothing"}),
     Case.from_dict({"id": "d", "requirement": "more gibberish", "functions": [], "expect": "nothing"}),
-    Case.from_dict({"id": "e", "requirement": "cartes", "functions": [{"need": "map", "acceptable": [4]}],
-                    "language": "fr"}),
+    Case.from_dict(
+        {"id": "e", "requirement": "cartes", "functions": [{"need": "map", "acceptable": [4]}], "language": "fr"}
+    ),
 ]
 ANSWERS = {
     "sms and weather": plan(1, 2, 7),  # sms covered twice, weather missed, 7 unjudged
-    "maps": plan(5, 9),                # covered, but 9 is clearly wrong
-    "gibberish": plan(),               # right: no plan
-    "more gibberish": plan(4),         # wrong: a plan
+    "maps": plan(5, 9),  # covered, but 9 is clearly wrong
+    "gibberish": plan(),  # right: no plan
+    "more gibberish": plan(4),  # wrong: a plan
     "cartes": plan(4),
 }
 
@@ -35,10 +42,10 @@ def test_score_arithmetic():
     result = score(CASES, ANSWERS.__getitem__)
     en = result["english"]
     assert en["cases"] == 2 and en["functions"] == 3
-    assert en["coverage"] == pytest.approx(2 / 3, abs=1e-4)     # sms, map covered; weather not
-    assert en["precision"] == pytest.approx(3 / 5, abs=1e-4)    # 1, 2, 5 of 1, 2, 7, 5, 9
-    assert en["all_covered"] == 0.5                              # only case b
-    assert en["clearly_wrong"] == 0.5                            # case b holds 9
+    assert en["coverage"] == pytest.approx(2 / 3, abs=1e-4)  # sms, map covered; weather not
+    assert en["precision"] == pytest.approx(3 / 5, abs=1e-4)  # 1, 2, 5 of 1, 2, 7, 5, 9
+    assert en["all_covered"] == 0.5  # only case b
+    assert en["clearly_wrong"] == 0.5  # case b holds 9
     assert en["nothing_cases"] == 2 and en["no_plan"] == 0.5
     assert en["avg_apis"] == 2.5 and en["empty_answers"] == 0
     fr = result["non_english"]

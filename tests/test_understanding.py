@@ -10,15 +10,29 @@ import pytest
 from tender.agents.context import RunContext
 from tender.agents.language import language
 from tender.agents.plan import StepStatus
-from tender.agents.reasoners.embedded import (COLD_FEATURES, FEATURES, BidModel, EmbeddedReasoner, Policy, drop_ungrounded,
-                                              probability)
+from tender.agents.reasoners.embedded import (
+    COLD_FEATURES,
+    FEATURES,
+    BidModel,
+    EmbeddedReasoner,
+    Policy,
+    drop_ungrounded,
+    probability,
+)
 from tender.agents.protocols import PROTOCOLS
 from tender.agents.request import Request
 from tender.agents.reasoners.factory import build_reasoners
 from tender.agents.service import Tender
 from tender.agents.messages import CallForProposals, Propose
-from tender.agents.tasks import (ApiKnowledge, BidTask, ContractorKnowledge, DecomposeTask, FunctionSpec, Part,
-                                 SelectTask)
+from tender.agents.tasks import (
+    ApiKnowledge,
+    BidTask,
+    ContractorKnowledge,
+    DecomposeTask,
+    FunctionSpec,
+    Part,
+    SelectTask,
+)
 from tender.agents.text import fragments
 from tender.catalog import Catalog, HashingEmbedder, TenderError, build_catalog
 from tender.training.tune import fit_cold_model
@@ -45,23 +59,39 @@ def plan_of(tender: Tender, text: str, **fields):
     return tender.recommend(Request.create(text, **fields), RunContext()).plan
 
 
-@pytest.mark.parametrize("text, pieces", [
-    ("a dashboard of stock prices and related news", ["a dashboard of stock prices", "related news"]),
-    ("an app that texts me when my package ships", ["an app texts me", "my package ships"]),
-    ("a site that shows nearby restaurants on a map with their reviews",
-     ["a site shows nearby restaurants", "map", "their reviews"]),
-    ("weather", ["weather"]),
-])
+@pytest.mark.parametrize(
+    "text, pieces",
+    [
+        ("a dashboard of stock prices and related news", ["a dashboard of stock prices", "related news"]),
+        ("an app that texts me when my package ships", ["an app texts me", "my package ships"]),
+        (
+            "a site that shows nearby restaurants on a map with their reviews",
+            ["a site shows nearby restaurants", "map", "their reviews"],
+        ),
+        ("weather", ["weather"]),
+    ],
+)
 def test_a_requirement_is_cut_into_pieces_that_each_carry_a_content_word(text, pieces):
     assert fragments(text) == pieces
 
 
-@pytest.mark.parametrize("text, pieces", [
-    ("Can you calculate the interest for a $10,000 loan, and check for discounts?",
-     ["Can you calculate the interest for a $10,000 loan", "and check for discounts"]),
-    ("Get stock quotes. Additionally, can you find job offers?", ["Get stock quotes", "Additionally can you find job offers"]),
-    ("I want to learn about the stock market. Any suggestions?", ["I want to learn about the stock market Any suggestions"]),
-])
+@pytest.mark.parametrize(
+    "text, pieces",
+    [
+        (
+            "Can you calculate the interest for a $10,000 loan, and check for discounts?",
+            ["Can you calculate the interest for a $10,000 loan", "and check for discounts"],
+        ),
+        (
+            "Get stock quotes. Additionally, can you find job offers?",
+            ["Get stock quotes", "Additionally can you find job offers"],
+        ),
+        (
+            "I want to learn about the stock market. Any suggestions?",
+            ["I want to learn about the stock market Any suggestions"],
+        ),
+    ],
+)
 def test_numbers_and_words_of_asking_are_not_needs_of_their_own(text, pieces):
     assert fragments(text) == pieces
 
@@ -69,8 +99,13 @@ def test_numbers_and_words_of_asking_are_not_needs_of_their_own(text, pieces):
 def test_without_history_a_closer_description_never_lowers_a_bid():
     model = BidModel.load()
     assert model.cold is not None and all(w >= 0 for w in model.cold.weights.values())
-    evidence = dict.fromkeys(FEATURES, 0.0) | {"desc_requirement": 0.4, "desc_function": 0.4, "lexical": 0.2,
-                                               "function_vote": 0.2, "description_vote": 0.2}
+    evidence = dict.fromkeys(FEATURES, 0.0) | {
+        "desc_requirement": 0.4,
+        "desc_function": 0.4,
+        "lexical": 0.2,
+        "function_vote": 0.2,
+        "description_vote": 0.2,
+    }
     for name in COLD_FEATURES:
         lower, higher = (np.array(list((evidence | {name: v}).values())) for v in (0.3, 0.6))
         assert probability(higher, model) >= probability(lower, model), name
@@ -87,8 +122,11 @@ def test_the_cold_model_fit_keeps_no_weight_below_zero():
 
 
 def test_pieces_explained_by_the_same_apis_are_one_function_and_the_others_their_own():
-    parts = [Part(text="nearby restaurants", apis=[3, 4, 23]), Part(text="map", apis=[0, 2, 1]),
-             Part(text="their reviews", apis=[4, 3, 22])]
+    parts = [
+        Part(text="nearby restaurants", apis=[3, 4, 23]),
+        Part(text="map", apis=[0, 2, 1]),
+        Part(text="their reviews", apis=[4, 3, 22]),
+    ]
     functions = EmbeddedReasoner(HashingEmbedder()).decompose(DecomposeTask(requirement="", parts=parts)).functions
     assert [f.description for f in functions] == ["nearby restaurants, their reviews", "map"]
     assert functions[1].depends_on == ["f1"]  # the map shows what the first function finds
@@ -101,8 +139,11 @@ def test_a_one_need_requirement_stays_one_function():
 
 def test_a_plan_has_at_most_max_functions_functions():
     parts = [Part(text=f"need {i}", apis=[i]) for i in range(7)]
-    functions = EmbeddedReasoner(HashingEmbedder(), policy=Policy(max_functions=4)).decompose(
-        DecomposeTask(requirement="", parts=parts)).functions
+    functions = (
+        EmbeddedReasoner(HashingEmbedder(), policy=Policy(max_functions=4))
+        .decompose(DecomposeTask(requirement="", parts=parts))
+        .functions
+    )
     assert len(functions) == 4
 
 
@@ -182,11 +223,22 @@ def test_with_history_a_bid_still_weighs_what_the_description_says():
     model = BidModel.load()
     assert 0 < model.description_share < 1
     # Two APIs equally used by similar past apps; only one's description matches the function.
-    history = dict.fromkeys(FEATURES, 0.0) | {"history_max": 0.6, "history_soft": 0.6, "usage_log": 5.0,
-                                              "neighbour_vote": 0.3, "clause_vote": 0.3, "history_centroid": 0.4,
-                                              "has_history": 1.0}
-    described = history | {"desc_requirement": 0.6, "desc_function": 0.6, "lexical": 0.5, "function_vote": 0.4,
-                           "description_vote": 0.4}
+    history = dict.fromkeys(FEATURES, 0.0) | {
+        "history_max": 0.6,
+        "history_soft": 0.6,
+        "usage_log": 5.0,
+        "neighbour_vote": 0.3,
+        "clause_vote": 0.3,
+        "history_centroid": 0.4,
+        "has_history": 1.0,
+    }
+    described = history | {
+        "desc_requirement": 0.6,
+        "desc_function": 0.6,
+        "lexical": 0.5,
+        "function_vote": 0.4,
+        "description_vote": 0.4,
+    }
     undescribed = history | {"desc_requirement": 0.05, "desc_function": 0.05}
     as_vector = lambda evidence: np.array([evidence[name] for name in FEATURES])  # noqa: E731
     assert probability(as_vector(described), model) > probability(as_vector(undescribed), model)
@@ -195,11 +247,26 @@ def test_with_history_a_bid_still_weighs_what_the_description_says():
 @pytest.mark.parametrize("organisation", ["category", "provider"])
 def test_a_contractor_for_many_apis_offers_at_most_its_cap(embedder, organisation):
     reasoner = EmbeddedReasoner(embedder, policy=Policy(max_bids_per_contractor=2))
-    apis = [ApiKnowledge(api_id=i, name=f"SMS sender {i}", categories=[], description="Send SMS text messages to phones.",
-                         vector=embedder.embed(["Send SMS text messages to phones."])[0]) for i in range(5)]
+    apis = [
+        ApiKnowledge(
+            api_id=i,
+            name=f"SMS sender {i}",
+            categories=[],
+            description="Send SMS text messages to phones.",
+            vector=embedder.embed(["Send SMS text messages to phones."])[0],
+        )
+        for i in range(5)
+    ]
     knowledge = ContractorKnowledge(contractor=f"{organisation}:Acme", apis=apis, **{organisation: "Acme"})
-    cfp = CallForProposals(sender="manager", receiver="*", task_id="t1", requirement="text my customers",
-                           function_id="f1", function="send SMS text messages", reserve=0.0)
+    cfp = CallForProposals(
+        sender="manager",
+        receiver="*",
+        task_id="t1",
+        requirement="text my customers",
+        function_id="f1",
+        function="send SMS text messages",
+        reserve=0.0,
+    )
 
     decision = reasoner.run(BidTask(cfp=cfp, knowledge=knowledge), RunContext())
 
@@ -208,8 +275,12 @@ def test_a_contractor_for_many_apis_offers_at_most_its_cap(embedder, organisatio
 
 def test_an_api_chosen_on_history_alone_gives_way_to_one_whose_description_matches():
     def bid(api_id, function_id, desc_function, lexical=0.0):
-        return SimpleNamespace(api_id=api_id, function_id=function_id,
-                               evidence={"desc_function": desc_function, "lexical": lexical, "named": 0.0})
+        return SimpleNamespace(
+            api_id=api_id,
+            function_id=function_id,
+            evidence={"desc_function": desc_function, "lexical": lexical, "named": 0.0},
+        )
+
     maps, weather, news = 370, 866, 214
     proposals = [bid(maps, "f1", 0.13), bid(weather, "f1", 0.50, lexical=1.0), bid(news, "f2", 0.12)]
 
@@ -220,12 +291,26 @@ def test_an_api_chosen_on_history_alone_gives_way_to_one_whose_description_match
 
 def test_a_function_whose_low_best_bid_clearly_leads_the_rest_is_still_served(embedder):
     def propose(api_id, function_id, score):
-        return Propose(sender=f"api:{api_id}", receiver="manager", task_id="t1", api_id=api_id, api_name=f"tool {api_id}",
-                       score=score, rationale="r", function_id=function_id)
-    functions = [FunctionSpec(id="f1", name="time", description="what time is it in Tokyo"),
-                 FunctionSpec(id="f2", name="fetch", description="fetch the weather page")]
-    task = SelectTask(requirement="What time is it in Tokyo, and fetch the weather page", functions=functions,
-                      proposals=[propose(2, "f2", 0.81), propose(0, "f1", 0.07), propose(1, "f1", 0.03)])
+        return Propose(
+            sender=f"api:{api_id}",
+            receiver="manager",
+            task_id="t1",
+            api_id=api_id,
+            api_name=f"tool {api_id}",
+            score=score,
+            rationale="r",
+            function_id=function_id,
+        )
+
+    functions = [
+        FunctionSpec(id="f1", name="time", description="what time is it in Tokyo"),
+        FunctionSpec(id="f2", name="fetch", description="fetch the weather page"),
+    ]
+    task = SelectTask(
+        requirement="What time is it in Tokyo, and fetch the weather page",
+        functions=functions,
+        proposals=[propose(2, "f2", 0.81), propose(0, "f1", 0.07), propose(1, "f1", 0.03)],
+    )
 
     assert 0 in EmbeddedReasoner(embedder).select(task).api_ids
     assert 0 not in EmbeddedReasoner(embedder, policy=Policy(cover_lead=0.0)).select(task).api_ids

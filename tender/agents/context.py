@@ -58,7 +58,9 @@ class RunContext:
         with self._lock:
             self.notes.append(text)
 
-    def add_tokens(self, role: str, prompt: int, completion: int, step: str | None = None, cached: bool = False) -> None:
+    def add_tokens(
+        self, role: str, prompt: int, completion: int, step: str | None = None, cached: bool = False
+    ) -> None:
         with self._lock:
             self.cost.add_tokens(role, prompt, completion, step, cached)
             self.cost.llm_calls += 1

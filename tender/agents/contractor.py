@@ -24,9 +24,19 @@ class Contractor:
         own = {api.api_id: api for api in self.knowledge.apis}
         at = context.elapsed_ms()
         replies: list[Propose | Refuse] = [
-            Propose(sender=self.id, receiver=MANAGER, task_id=cfp.task_id, at_ms=at, api_id=d.api_id,
-                    api_name=own[d.api_id].name, score=d.score, rationale=d.rationale, evidence=d.evidence,
-                    function_id=cfp.function_id, category=d.category or (own[d.api_id].categories or [None])[0])
+            Propose(
+                sender=self.id,
+                receiver=MANAGER,
+                task_id=cfp.task_id,
+                at_ms=at,
+                api_id=d.api_id,
+                api_name=own[d.api_id].name,
+                score=d.score,
+                rationale=d.rationale,
+                evidence=d.evidence,
+                function_id=cfp.function_id,
+                category=d.category or (own[d.api_id].categories or [None])[0],
+            )
             for d in decision.proposals
             if d.api_id in own  # a contractor can only offer what it holds
         ]
@@ -71,10 +81,20 @@ class ContractorPool:
         mashup_vectors = cat.vectors("mashup")
         rows = [mashup_vectors.row[m.id] for m in history if m.id in mashup_vectors.row]
         known = ApiKnowledge(
-            api_id=api.id, name=api.name, categories=api.categories, description=api.description,
+            api_id=api.id,
+            name=api.name,
+            categories=api.categories,
+            description=api.description,
             usage_count=len(history),
-            history=[PastUse(mashup_id=m.id, name=m.name, description=m.description,
-                             other_apis=[n for n in m.api_names if n != api.name]) for m in history],
+            history=[
+                PastUse(
+                    mashup_id=m.id,
+                    name=m.name,
+                    description=m.description,
+                    other_apis=[n for n in m.api_names if n != api.name],
+                )
+                for m in history
+            ],
             vector=cat.vectors("api").vector(api.id) if api.id in cat.vectors("api").row else None,
             history_vectors=mashup_vectors.matrix[rows] if rows else None,
             terms=frozenset(terms(api.text())),

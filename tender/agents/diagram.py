@@ -87,8 +87,9 @@ def sequence_diagram(transcript: Transcript, *, names: Mapping[str, str] | None 
 MAX_WINNER_LANES = 6  # with the manager and the others' lane: at most 8 participants
 
 
-def summary_diagram(transcript: Transcript, *, names: Mapping[str, str] | None = None,
-                    max_lanes: int = MAX_WINNER_LANES) -> str:
+def summary_diagram(
+    transcript: Transcript, *, names: Mapping[str, str] | None = None, max_lanes: int = MAX_WINNER_LANES
+) -> str:
     """The exchange as a person reads it: one lane per winning contractor (at most `max_lanes`, best
     first), one lane for all the other contractors, and per call for proposals a handful of arrows:
     the call, the winners' bids, the others' bids in one line (their count and best), the awards."""
@@ -103,7 +104,9 @@ def summary_diagram(transcript: Transcript, *, names: Mapping[str, str] | None =
     kept = set(sorted(best, key=lambda c: -best[c])[:max_lanes])
     lanes = [c for c in best if c in kept]
     contacted = {r.task_id: [c.contractor for c in r.contacted] for r in transcript.routing}
-    everyone = {c for cs in contacted.values() for c in cs} | {m.sender for m in transcript.messages if m.kind in ("propose", "refuse")}
+    everyone = {c for cs in contacted.values() for c in cs} | {
+        m.sender for m in transcript.messages if m.kind in ("propose", "refuse")
+    }
     others = sorted(everyone - set(lanes))
     # Lanes by name alone: the ids are in the explanation beside the diagram.
     labels = {c: n.rsplit(" (", 1)[0] for c, n in _contractor_names(transcript).items()} | dict(names or {})

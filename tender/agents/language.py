@@ -19,8 +19,10 @@ NAMES = {"es": "Spanish", "fr": "French", "de": "German", "pt": "Portuguese", "i
 def language(text: str) -> str | None:
     """'en', another code of _FUNCTION_WORDS, or None when the text has too few function words to tell."""
     words = [w.casefold() for w in _WORD.findall(text)]
-    counts = {code: sum(w in vocabulary for w in words) for code, vocabulary in
-              ((c, set(v)) for c, v in _FUNCTION_WORDS.items())}
+    counts = {
+        code: sum(w in vocabulary for w in words)
+        for code, vocabulary in ((c, set(v)) for c, v in _FUNCTION_WORDS.items())
+    }
     best = max(counts, key=lambda c: (counts[c], c == "en"))
     if counts[best] < 2 or counts[best] <= counts["en"] and best != "en":
         return "en" if counts["en"] >= 1 or not words else None

@@ -10,7 +10,8 @@ from collections.abc import Iterable
 import numpy as np
 
 _WORD = re.compile(r"[a-z0-9]+")
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a an the and or but if then else when while of to in on at by for with from into onto over under about as is are was were
 be been being it its this that these those there here i me my we our you your he she they them their his her what which who
 whom whose how why where can could would should will shall may might must do does did doing done have has had having not no
@@ -19,7 +20,8 @@ applications site sites website web page service services tool tools user users 
 allow allows allowing provide provides providing want need needs like well new make makes based simple easy etc e g i e
 api apis data information info people way ways thing things something within without across around show shows showing
 display displays build builds built create creates lets online platform system small big best good great
-""".split())
+""".split()
+)
 # Irregular or frequent endings folded so that "ships", "shipping" and "shipment" meet "shipment"'s stem.
 _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ies", "ers", "er", "ed", "s")
 

@@ -12,13 +12,23 @@ from tender.catalog import Catalog
 
 from .context import RunContext
 from .contractor import ContractorPool
-from .messages import (MANAGER, AcceptProposal, Backtrack, CallForProposals, Failure, Inform, Neighbourhood, Propose,
-                       RejectProposal, Transcript)
+from .messages import (
+    MANAGER,
+    AcceptProposal,
+    Backtrack,
+    CallForProposals,
+    Failure,
+    Inform,
+    Neighbourhood,
+    Propose,
+    RejectProposal,
+    Transcript,
+)
 from .reasoners.base import Reasoner
 from .request import Request
 from .routing import Router
 from .lexicon import Lexicon
-from .tasks import (CategoryCandidate, CoUsageEdge, DecomposeTask, FunctionSpec, MapCategoriesTask, Part, SelectTask)
+from .tasks import CategoryCandidate, CoUsageEdge, DecomposeTask, FunctionSpec, MapCategoriesTask, Part, SelectTask
 from .text import clauses, fragments
 from .vectors import QueryEncoder
 
@@ -51,16 +61,34 @@ def weighed(hits, temperature: float, about: str | None = None) -> Neighbourhood
     if not hits:
         return None
     nearest = hits[0].score
-    return Neighbourhood(k=len(hits), nearest=round(nearest, 6), radius=round(hits[-1].score, 6), temperature=temperature,
-                         mass=round(sum(math.exp((h.score - nearest) / temperature) for h in hits), 6), about=about)
+    return Neighbourhood(
+        k=len(hits),
+        nearest=round(nearest, 6),
+        radius=round(hits[-1].score, 6),
+        temperature=temperature,
+        mass=round(sum(math.exp((h.score - nearest) / temperature) for h in hits), 6),
+        about=about,
+    )
 
 
 class Manager:
-    def __init__(self, catalog: Catalog, encoder: QueryEncoder, reasoner: Reasoner, router: Router,
-                 pool: ContractorPool, contractor_reasoner: Reasoner, neighbours: int = 10,
-                 bid_neighbours: int = 20, vote_temperature: float = 0.1, max_categories: int = 8,
-                 description_neighbours: int = 20, description_temperature: float = 0.05,
-                 lexicon: Lexicon | None = None, lexical_weight: float = 0.3):
+    def __init__(
+        self,
+        catalog: Catalog,
+        encoder: QueryEncoder,
+        reasoner: Reasoner,
+        router: Router,
+        pool: ContractorPool,
+        contractor_reasoner: Reasoner,
+        neighbours: int = 10,
+        bid_neighbours: int = 20,
+        vote_temperature: float = 0.1,
+        max_categories: int = 8,
+        description_neighbours: int = 20,
+        description_temperature: float = 0.05,
+        lexicon: Lexicon | None = None,
+        lexical_weight: float = 0.3,
+    ):
         self.catalog = catalog
         self.encoder = encoder
         self.reasoner = reasoner
@@ -84,7 +112,9 @@ class Manager:
 
     # -- steps 1 and 2 ----------------------------------------------------------------------------
     def decompose(self, requirement: str, context: RunContext) -> list[FunctionSpec]:
-        functions = self.reasoner.run(DecomposeTask(requirement=requirement, parts=self.parts(requirement)), context).functions
+        functions = self.reasoner.run(
+            DecomposeTask(requirement=requirement, parts=self.parts(requirement)), context
+        ).functions
         self._functions = list(functions)
         return functions
 
@@ -99,10 +129,14 @@ class Manager:
         for piece, vector in zip(pieces, vectors):
             scores = table.matrix @ vector + self.lexical_weight * self.lexicon.scores(piece)
             order = np.argsort(-scores)[:top]
-            out.append(Part(text=piece, apis=[int(table.ids[r]) for r in order], score=round(float(scores[order[0]]), 4)))
+            out.append(
+                Part(text=piece, apis=[int(table.ids[r]) for r in order], score=round(float(scores[order[0]]), 4))
+            )
         return out
 
-    def category_candidates(self, requirement: str, function: FunctionSpec, skip: set[str], limit: int = 8) -> list[CategoryCandidate]:
+    def category_candidates(
+        self, requirement: str, function: FunctionSpec, skip: set[str], limit: int = 8
+    ) -> list[CategoryCandidate]:
         """Categories close to the function, and the categories of the APIs that similar past mashups used."""
         f_vector = self.encoder.one(function.description, context=requirement)
         by_similarity = {h.id: h.score for h in self.catalog.search(f_vector, kind="category", k=limit + len(skip))}
@@ -117,9 +151,15 @@ class Manager:
         counts = {c.name: c.api_count for c in self.catalog.categories()}
         names = [n for n in dict.fromkeys([*by_similarity, *top_votes]) if n not in skip]
         table = self.catalog.vectors("category")
-        return [CategoryCandidate(
-            name=n, similarity=round(by_similarity.get(n, float(table.vector(n) @ f_vector) if n in table.row else 0.0), 4),
-            neighbour_votes=round(votes.get(n, 0.0), 4), api_count=counts.get(n, 0)) for n in names]
+        return [
+            CategoryCandidate(
+                name=n,
+                similarity=round(by_similarity.get(n, float(table.vector(n) @ f_vector) if n in table.row else 0.0), 4),
+                neighbour_votes=round(votes.get(n, 0.0), 4),
+                api_count=counts.get(n, 0),
+            )
+            for n in names
+        ]
 
     def map_categories(self, negotiation: Negotiation, function: FunctionSpec, tried: set[str]) -> list[str]:
         """The categories to announce a function under, none of `tried`. The first time, every function of the
@@ -139,15 +179,21 @@ class Manager:
         return mapped
 
     def _map_task(self, negotiation: Negotiation, function: FunctionSpec, tried: set[str]) -> MapCategoriesTask | None:
-        candidates = self.category_candidates(negotiation.request.requirement, function, tried | negotiation.excluded_categories)
+        candidates = self.category_candidates(
+            negotiation.request.requirement, function, tried | negotiation.excluded_categories
+        )
         if not candidates:
             return None
-        return MapCategoriesTask(requirement=negotiation.request.requirement, function=function, candidates=candidates,
-                                 max_categories=self.max_categories)
+        return MapCategoriesTask(
+            requirement=negotiation.request.requirement,
+            function=function,
+            candidates=candidates,
+            max_categories=self.max_categories,
+        )
 
     def _chosen(self, task: MapCategoriesTask, mapping) -> list[str]:
         known = {c.name for c in task.candidates}
-        return [c for c in mapping.categories if c in known][:self.max_categories]
+        return [c for c in mapping.categories if c in known][: self.max_categories]
 
     def neighbourhood(self, requirement: str, clause: str | None = None) -> Neighbourhood | None:
         """The past mashups nearest to the requirement (or to one of its clauses)."""
@@ -164,7 +210,9 @@ class Manager:
         """The API descriptions nearest to the announced function (read in the requirement's context, as bidders
         read it): a contractor whose description is among them bids with its share of their weight."""
         vector = self.encoder.one(function.description, context=requirement)
-        return weighed(self.catalog.search(vector, kind="api", k=self.description_neighbours), self.description_temperature)
+        return weighed(
+            self.catalog.search(vector, kind="api", k=self.description_neighbours), self.description_temperature
+        )
 
     def neighbourhoods(self, requirement: str) -> dict:
         """What a call for proposals announces of the past and of the catalogue: the requirement's neighbourhood,
@@ -173,8 +221,11 @@ class Manager:
         if requirement not in self._neighbourhoods:
             parts = clauses(requirement)
             around = [n for part in parts if (n := self.neighbourhood(requirement, part))] if len(parts) > 1 else []
-            self._neighbourhoods[requirement] = {"neighbourhood": self.neighbourhood(requirement), "clause_neighbourhoods": around,
-                                                 "descriptions": self.descriptions(requirement)}
+            self._neighbourhoods[requirement] = {
+                "neighbourhood": self.neighbourhood(requirement),
+                "clause_neighbourhoods": around,
+                "descriptions": self.descriptions(requirement),
+            }
         return self._neighbourhoods[requirement]
 
     def task_vector(self, requirement: str, function: FunctionSpec | None) -> np.ndarray:
@@ -184,16 +235,32 @@ class Manager:
         return combined / (np.linalg.norm(combined) or 1.0)
 
     # -- the contract net -------------------------------------------------------------------------
-    def announce(self, negotiation: Negotiation, *, function: FunctionSpec | None, categories: list[str],
-                 steps: list[str], round: int = 1, reserve: float | None = None) -> list[Propose]:
+    def announce(
+        self,
+        negotiation: Negotiation,
+        *,
+        function: FunctionSpec | None,
+        categories: list[str],
+        steps: list[str],
+        round: int = 1,
+        reserve: float | None = None,
+    ) -> list[Propose]:
         """Send a call for proposals to the routed contractors and collect their answers."""
         context = negotiation.context
         request = negotiation.request
         cfp = CallForProposals(
-            sender=MANAGER, receiver="*", task_id=negotiation.next_task_id(), at_ms=context.elapsed_ms(),
-            function_id=function.id if function else None, function=function.description if function else None,
-            categories=categories, requirement=request.requirement, round=round, steps=steps,
-            **self.neighbourhoods(request.requirement), reserve=reserve,
+            sender=MANAGER,
+            receiver="*",
+            task_id=negotiation.next_task_id(),
+            at_ms=context.elapsed_ms(),
+            function_id=function.id if function else None,
+            function=function.description if function else None,
+            categories=categories,
+            requirement=request.requirement,
+            round=round,
+            steps=steps,
+            **self.neighbourhoods(request.requirement),
+            reserve=reserve,
             function_descriptions=self.function_descriptions(request.requirement, function) if function else None,
         )
         negotiation.send(cfp)
@@ -204,8 +271,12 @@ class Manager:
         llm = getattr(self.contractor_reasoner, "uses_llm", False)
         top_n = min(request.top_n, limit) if limit and llm and function is not None else request.top_n
         routing, contractor_ids = self.router.route(
-            cfp, self.task_vector(request.requirement, function), top_n, request.routing,
-            negotiation.excluded_apis, negotiation.excluded_categories,
+            cfp,
+            self.task_vector(request.requirement, function),
+            top_n,
+            request.routing,
+            negotiation.excluded_apis,
+            negotiation.excluded_categories,
         )
         negotiation.transcript.routing.append(routing)
         negotiation.contacted.update(contractor_ids)
@@ -236,22 +307,40 @@ class Manager:
             return f"{proposal.api_name} is in excluded categories {sorted(broken)}"
         return None
 
-    def backtrack(self, negotiation: Negotiation, function: FunctionSpec, tried: set[str], round: int, reason: str) -> list[str]:
+    def backtrack(
+        self, negotiation: Negotiation, function: FunctionSpec, tried: set[str], round: int, reason: str
+    ) -> list[str]:
         following = self.map_categories(negotiation, function, tried)
-        negotiation.transcript.backtracking.append(Backtrack(
-            function_id=function.id, round=round, reason=reason,
-            from_categories=sorted(tried), to_categories=following,
-        ))
+        negotiation.transcript.backtracking.append(
+            Backtrack(
+                function_id=function.id,
+                round=round,
+                reason=reason,
+                from_categories=sorted(tried),
+                to_categories=following,
+            )
+        )
         return following
 
     # -- step 4 -----------------------------------------------------------------------------------
     def select(self, negotiation: Negotiation, functions: list[FunctionSpec], proposals: list[Propose]) -> list[int]:
         ids = list(dict.fromkeys(p.api_id for p in proposals))
-        edges = [CoUsageEdge(a=a, b=b, weight=round(w, 4)) for i, a in enumerate(ids) for b in ids[i + 1:]
-                 if (w := self.catalog.co_usage_weight(a, b)) > 0]
-        selection = self.reasoner.run(SelectTask(
-            requirement=negotiation.request.requirement, functions=functions, proposals=proposals,
-            co_usage=edges, max_apis=negotiation.request.constraints.max_apis), negotiation.context)
+        edges = [
+            CoUsageEdge(a=a, b=b, weight=round(w, 4))
+            for i, a in enumerate(ids)
+            for b in ids[i + 1 :]
+            if (w := self.catalog.co_usage_weight(a, b)) > 0
+        ]
+        selection = self.reasoner.run(
+            SelectTask(
+                requirement=negotiation.request.requirement,
+                functions=functions,
+                proposals=proposals,
+                co_usage=edges,
+                max_apis=negotiation.request.constraints.max_apis,
+            ),
+            negotiation.context,
+        )
         return [a for a in dict.fromkeys(selection.api_ids) if a in set(ids)]
 
     def award(self, negotiation: Negotiation, proposals: list[Propose], selected: list[int]) -> None:
@@ -264,16 +353,43 @@ class Manager:
         at = negotiation.context.elapsed_ms
         for p in proposals:
             if best.get(p.api_id) is p:
-                negotiation.send(AcceptProposal(sender=MANAGER, receiver=p.sender, task_id=p.task_id, at_ms=at(),
-                                                api_id=p.api_id, reason=f"selected (score {p.score:.2f})"))
+                negotiation.send(
+                    AcceptProposal(
+                        sender=MANAGER,
+                        receiver=p.sender,
+                        task_id=p.task_id,
+                        at_ms=at(),
+                        api_id=p.api_id,
+                        reason=f"selected (score {p.score:.2f})",
+                    )
+                )
             else:
-                why = "a better bid for the same API was accepted" if p.api_id in chosen else "not selected for the final set"
-                negotiation.send(RejectProposal(sender=MANAGER, receiver=p.sender, task_id=p.task_id, at_ms=at(),
-                                                api_id=p.api_id, reason=why))
+                why = (
+                    "a better bid for the same API was accepted"
+                    if p.api_id in chosen
+                    else "not selected for the final set"
+                )
+                negotiation.send(
+                    RejectProposal(
+                        sender=MANAGER, receiver=p.sender, task_id=p.task_id, at_ms=at(), api_id=p.api_id, reason=why
+                    )
+                )
         for api_id in selected:
             p = best[api_id]
-            negotiation.send(Inform(sender=p.sender, receiver=MANAGER, task_id=p.task_id, at_ms=at(), api_id=api_id,
-                                    result=f"{p.api_name} contracted" + (f" for {p.function_id}" if p.function_id else "")))
+            negotiation.send(
+                Inform(
+                    sender=p.sender,
+                    receiver=MANAGER,
+                    task_id=p.task_id,
+                    at_ms=at(),
+                    api_id=api_id,
+                    result=f"{p.api_name} contracted" + (f" for {p.function_id}" if p.function_id else ""),
+                )
+            )
 
     def fail(self, negotiation: Negotiation, task_id: str, reason: str) -> None:
-        negotiation.send(Failure(sender=MANAGER, receiver="*", task_id=task_id, at_ms=negotiation.context.elapsed_ms(), reason=reason))
+        negotiation.send(
+            Failure(
+                sender=MANAGER, receiver="*", task_id=task_id, at_ms=negotiation.context.elapsed_ms(), reason=reason
+            )
+        )

@@ -28,37 +28,50 @@ class Neighbourhood(BaseModel):
     radius: float = Field(description="Similarity of the k-th nearest past mashup.")
     temperature: float = Field(description="How sharply nearer mashups outweigh farther ones.")
     mass: float = Field(description="Sum of exp((similarity - nearest) / temperature) over the k nearest.")
-    about: str | None = Field(None, description="The clause of the requirement these mashups are nearest to; None: all of it.")
+    about: str | None = Field(
+        None, description="The clause of the requirement these mashups are nearest to; None: all of it."
+    )
 
     def vote(self, similarities) -> float:
         """The share of the neighbourhood's weight held by past mashups with these similarities."""
         inside = similarities[similarities >= self.radius]
-        return min(1.0, float(np.exp((inside - self.nearest) / self.temperature).sum() / self.mass)) if self.mass > 0 else 0.0
+        return (
+            min(1.0, float(np.exp((inside - self.nearest) / self.temperature).sum() / self.mass))
+            if self.mass > 0
+            else 0.0
+        )
 
 
 class CallForProposals(Message):
     """The manager announces a task: a function of the requirement, and where to look for it."""
 
     kind: Literal["cfp"] = "cfp"
-    function_id: str | None = Field(None, description="The plan step announced; None when the requirement is announced as it is.")
+    function_id: str | None = Field(
+        None, description="The plan step announced; None when the requirement is announced as it is."
+    )
     function: str | None = Field(None, description="What the step must do, in words.")
-    categories: list[str] = Field(default_factory=list, description="Categories the manager mapped the function to; empty: any.")
+    categories: list[str] = Field(
+        default_factory=list, description="Categories the manager mapped the function to; empty: any."
+    )
     requirement: str
     round: int = Field(1, description="1 for the first announcement, more after backtracking.")
     neighbourhood: "Neighbourhood | None" = Field(
-        None, description="How close the nearest past mashups are to the requirement, for contractors to weigh their history."
+        None,
+        description="How close the nearest past mashups are to the requirement, for contractors to weigh their history.",
     )
     clause_neighbourhoods: list[Neighbourhood] = Field(
         default_factory=list,
         description="The same for each clause of a requirement of several: a function stated in one clause of a long "
-                    "requirement has past mashups of its own that the whole requirement's neighbourhood drowns.",
+        "requirement has past mashups of its own that the whole requirement's neighbourhood drowns.",
     )
     descriptions: "Neighbourhood | None" = Field(
-        None, description="How close the API descriptions nearest to the requirement are, for contractors to weigh "
-                          "their own description's match against the catalogue's best.",
+        None,
+        description="How close the API descriptions nearest to the requirement are, for contractors to weigh "
+        "their own description's match against the catalogue's best.",
     )
     function_descriptions: "Neighbourhood | None" = Field(
-        None, description="The same for the API descriptions nearest to the announced function.",
+        None,
+        description="The same for the API descriptions nearest to the announced function.",
     )
     reserve: float | None = Field(
         None, ge=0.0, le=1.0, description="The lowest score the manager will consider; None lets contractors judge."

@@ -81,10 +81,13 @@ class Cost(BaseModel):
     tokens: TokenCount = Field(default_factory=TokenCount)
     tokens_by_role: dict[str, TokenCount] = Field(default_factory=dict)
     tokens_by_step: dict[str, TokenCount] = Field(
-        default_factory=dict, description="Per reasoning step ('manager.decompose', 'manager.map_all', 'contractor.bid', "
-                                          "...); repair round trips under 'repairs'. They add up to `tokens`.")
-    tokens_from_cache: TokenCount = Field(default_factory=TokenCount,
-                                          description="The part of `tokens` replayed from the cache, not sent again.")
+        default_factory=dict,
+        description="Per reasoning step ('manager.decompose', 'manager.map_all', 'contractor.bid', "
+        "...); repair round trips under 'repairs'. They add up to `tokens`.",
+    )
+    tokens_from_cache: TokenCount = Field(
+        default_factory=TokenCount, description="The part of `tokens` replayed from the cache, not sent again."
+    )
     llm_calls: int = 0
     cache_hits: int = 0
     repairs: int = Field(0, description="Answers sent back once to be repaired.")
@@ -94,7 +97,9 @@ class Cost(BaseModel):
     contractors_contacted: int = Field(0, description="Distinct contractors that received a call for proposals.")
     calls_for_proposals: int = 0
 
-    def add_tokens(self, role: str, prompt: int, completion: int, step: str | None = None, cached: bool = False) -> None:
+    def add_tokens(
+        self, role: str, prompt: int, completion: int, step: str | None = None, cached: bool = False
+    ) -> None:
         self.tokens.add(prompt, completion)
         self.tokens_by_role.setdefault(role, TokenCount()).add(prompt, completion)
         if step:
@@ -116,7 +121,9 @@ class Plan(BaseModel):
     constraints: Constraints
     backends: dict[str, str] = Field(default_factory=dict, description="Reasoner used per role.")
     notes: list[str] = Field(default_factory=list)
-    verdict: str = Field("plan", description="'plan', or 'nothing fits' when no API of the catalogue serves the requirement.")
+    verdict: str = Field(
+        "plan", description="'plan', or 'nothing fits' when no API of the catalogue serves the requirement."
+    )
 
 
 class Run(BaseModel):

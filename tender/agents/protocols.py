@@ -40,8 +40,9 @@ def _decompose(manager: Manager, negotiation: Negotiation) -> tuple[list[Functio
     return functions, _steps_from(functions)
 
 
-def _one_by_one(negotiation: Negotiation, functions: list[FunctionSpec],
-                steps: list[PlanStep]) -> Iterator[tuple[FunctionSpec, PlanStep]]:
+def _one_by_one(
+    negotiation: Negotiation, functions: list[FunctionSpec], steps: list[PlanStep]
+) -> Iterator[tuple[FunctionSpec, PlanStep]]:
     """Each function with its step, in order, reporting it as announced (the selection is the last share)."""
     for index, (function, step) in enumerate(zip(functions, steps)):
         negotiation.context.report(index, len(functions) + 1, f"announcing {function.id}: {function.name}")
@@ -71,18 +72,24 @@ def manager_led(manager: Manager, negotiation: Negotiation) -> Outcome:
             step.status, step.rounds = StepStatus.announced, round
             step.categories = categories
             tried.update(categories)
-            offers = _admissible(manager, negotiation, manager.announce(
-                negotiation, function=function, categories=categories, steps=["match"], round=round))
+            offers = _admissible(
+                manager,
+                negotiation,
+                manager.announce(negotiation, function=function, categories=categories, steps=["match"], round=round),
+            )
             if offers:
                 proposals.extend(offers)
                 break
             step.status = StepStatus.backtracked
             if round < MAX_ROUNDS:
-                categories = manager.backtrack(negotiation, function, tried, round,
-                                               f"no acceptable proposal in {', '.join(categories)}")
+                categories = manager.backtrack(
+                    negotiation, function, tried, round, f"no acceptable proposal in {', '.join(categories)}"
+                )
         if not any(p.function_id == function.id for p in proposals):
             step.status = StepStatus.failed
-            manager.fail(negotiation, f"{function.id}", f"no contractor could realise {function.id} in {step.rounds} round(s)")
+            manager.fail(
+                negotiation, f"{function.id}", f"no contractor could realise {function.id} in {step.rounds} round(s)"
+            )
     negotiation.context.report(len(functions), len(functions) + 1, "selecting the API set")
     final = manager.select(negotiation, functions, proposals) if proposals else []
     return Outcome(steps=steps, final=final, proposals=proposals)
@@ -91,14 +98,18 @@ def manager_led(manager: Manager, negotiation: Negotiation) -> Outcome:
 def contractor_led(manager: Manager, negotiation: Negotiation) -> Outcome:
     context = negotiation.context
     context.report(0, 2, "announcing the requirement to contractors")
-    offers = _admissible(manager, negotiation, manager.announce(
-        negotiation, function=None, categories=[], steps=["decompose", "map", "match"]))
+    offers = _admissible(
+        manager,
+        negotiation,
+        manager.announce(negotiation, function=None, categories=[], steps=["decompose", "map", "match"]),
+    )
     # The contractors' own decomposition becomes the plan's steps, in the requirement's order.
     texts = list(dict.fromkeys(str(p.evidence.get("function") or negotiation.request.requirement) for p in offers))
     requirement = negotiation.request.requirement
     texts.sort(key=lambda t: requirement.find(t) if t in requirement else len(requirement))
-    functions = [FunctionSpec(id=f"f{i}", name=t[:60], description=t) for i, t in enumerate(texts, start=1)] or \
-        [FunctionSpec(id="f1", name=requirement[:60], description=requirement)]
+    functions = [FunctionSpec(id=f"f{i}", name=t[:60], description=t) for i, t in enumerate(texts, start=1)] or [
+        FunctionSpec(id="f1", name=requirement[:60], description=requirement)
+    ]
     by_text = {f.description: f.id for f in functions}
     for p in offers:
         p.function_id = by_text.get(str(p.evidence.get("function") or requirement), functions[0].id)
@@ -117,8 +128,11 @@ def collaborative(manager: Manager, negotiation: Negotiation) -> Outcome:
     offers: list[Propose] = []
     for function, step in _one_by_one(negotiation, functions, steps):
         step.status, step.rounds = StepStatus.announced, 1
-        got = _admissible(manager, negotiation, manager.announce(
-            negotiation, function=function, categories=[], steps=["map", "match", "select"]))
+        got = _admissible(
+            manager,
+            negotiation,
+            manager.announce(negotiation, function=function, categories=[], steps=["map", "match", "select"]),
+        )
         step.categories = list(dict.fromkeys(p.category for p in got if p.category))
         negotiation.mapped_categories.update(dict.fromkeys(step.categories))
         offers.extend(got)
@@ -143,27 +157,58 @@ def single_agent(manager: Manager, negotiation: Negotiation, shortlist: int = 40
     named = manager.router.named(request.requirement)
     order = np.argsort(-scores, kind="stable")[:shortlist]
     ids = list(dict.fromkeys([*sorted(named), *(int(manager.router.api_ids[r]) for r in order)]))
-    ids = [i for i in ids if i not in negotiation.excluded_apis
-           and not negotiation.excluded_categories.intersection(manager.catalog.get_api(i).categories)]
-    proposals = _judged_alone(manager, negotiation, ids, task_id="t1", function_id=functions[0].id,
-                              steps=["decompose", "map", "match"])
+    ids = [
+        i
+        for i in ids
+        if i not in negotiation.excluded_apis
+        and not negotiation.excluded_categories.intersection(manager.catalog.get_api(i).categories)
+    ]
+    proposals = _judged_alone(
+        manager, negotiation, ids, task_id="t1", function_id=functions[0].id, steps=["decompose", "map", "match"]
+    )
     final = manager.select(negotiation, functions, proposals) if proposals else []
     return Outcome(steps=steps, final=final, proposals=proposals)
 
 
-def _judged_alone(manager: Manager, negotiation: Negotiation, ids: list[int], task_id: str, function_id: str,
-                  category: str | None = None, **cfp_fields) -> list[Propose]:
+def _judged_alone(
+    manager: Manager,
+    negotiation: Negotiation,
+    ids: list[int],
+    task_id: str,
+    function_id: str,
+    category: str | None = None,
+    **cfp_fields,
+) -> list[Propose]:
     """The single agent judges these APIs itself, in one bid task, and its bids become the proposals (of
     this category, or of the category it names)."""
     requirement = negotiation.request.requirement
     knowledge = ContractorKnowledge(contractor="single-agent", apis=[manager.pool.api_knowledge(i) for i in ids])
-    cfp = CallForProposals(sender=MANAGER, receiver=MANAGER, task_id=task_id, requirement=requirement,
-                           **manager.neighbourhoods(requirement), **cfp_fields)
+    cfp = CallForProposals(
+        sender=MANAGER,
+        receiver=MANAGER,
+        task_id=task_id,
+        requirement=requirement,
+        **manager.neighbourhoods(requirement),
+        **cfp_fields,
+    )
     decision = manager.reasoner.run(BidTask(cfp=cfp, knowledge=knowledge), negotiation.context)
     names = {k.api_id: k.name for k in knowledge.apis}
-    return [Propose(sender=MANAGER, receiver=MANAGER, task_id=task_id, api_id=d.api_id, api_name=names[d.api_id],
-                    score=d.score, rationale=d.rationale, evidence=d.evidence, function_id=function_id,
-                    category=category or d.category) for d in decision.proposals if d.api_id in names]
+    return [
+        Propose(
+            sender=MANAGER,
+            receiver=MANAGER,
+            task_id=task_id,
+            api_id=d.api_id,
+            api_name=names[d.api_id],
+            score=d.score,
+            rationale=d.rationale,
+            evidence=d.evidence,
+            function_id=function_id,
+            category=category or d.category,
+        )
+        for d in decision.proposals
+        if d.api_id in names
+    ]
 
 
 @dataclass(frozen=True)
@@ -197,14 +242,31 @@ def protocol_type() -> Any:
     return Literal[tuple(PROTOCOLS)]
 
 
-register(Protocol("manager-led", "the manager splits the requirement into functions and maps each to categories; "
-                  "contractors only bid (the default, usually best)", manager_led))
-register(Protocol("contractor-led", "contractors read the whole requirement and decide what they can serve; the "
-                  "manager selects", contractor_led))
-register(Protocol("collaborative", "the manager splits the requirement; contractors map, bid and select "
-                  "themselves", collaborative))
-register(Protocol("single-agent", "one reasoner does every step, no negotiation (a baseline)", single_agent,
-                  contract_net=False))
+register(
+    Protocol(
+        "manager-led",
+        "the manager splits the requirement into functions and maps each to categories; "
+        "contractors only bid (the default, usually best)",
+        manager_led,
+    )
+)
+register(
+    Protocol(
+        "contractor-led",
+        "contractors read the whole requirement and decide what they can serve; the manager selects",
+        contractor_led,
+    )
+)
+register(
+    Protocol(
+        "collaborative", "the manager splits the requirement; contractors map, bid and select themselves", collaborative
+    )
+)
+register(
+    Protocol(
+        "single-agent", "one reasoner does every step, no negotiation (a baseline)", single_agent, contract_net=False
+    )
+)
 
 
 def fill_steps(outcome: Outcome, scores: dict[int, Propose], api_names: dict[int, str]) -> None:
@@ -216,8 +278,15 @@ def fill_steps(outcome: Outcome, scores: dict[int, Propose], api_names: dict[int
         step = by_id.get(p.function_id or "") or (outcome.steps[0] if outcome.steps else None)
         if step is None:
             continue
-        step.awarded.append(Award(api_id=api_id, api_name=api_names[api_id], score=p.score, rationale=p.rationale,
-                                  level=confidence(p.score)))
+        step.awarded.append(
+            Award(
+                api_id=api_id,
+                api_name=api_names[api_id],
+                score=p.score,
+                rationale=p.rationale,
+                level=confidence(p.score),
+            )
+        )
         step.status = StepStatus.awarded
     for step in outcome.steps:
         if step.awarded:
@@ -225,8 +294,9 @@ def fill_steps(outcome: Outcome, scores: dict[int, Propose], api_names: dict[int
         bids = [p for p in outcome.proposals if p.function_id == step.id]
         if bids:
             top = max(bids, key=lambda p: p.score)
-            step.reason = (f"no credible bid for '{step.function}': the best, {top.api_name} at {top.score:.2f}, "
-                           "was not selected")
+            step.reason = (
+                f"no credible bid for '{step.function}': the best, {top.api_name} at {top.score:.2f}, was not selected"
+            )
         else:
             step.reason = f"no contractor proposed an API for '{step.function}'"
         if step.status != StepStatus.failed:  # failed: every round of announcements went unanswered
@@ -247,8 +317,11 @@ def enforce_constraints(manager: Manager, negotiation: Negotiation, outcome: Out
     for number, category in enumerate(constraints.required_categories, start=1):
         if any(category in catalog.get_api(a).categories for a in outcome.final):
             continue
-        in_hand = [p for p in outcome.proposals if category in catalog.get_api(p.api_id).categories
-                   and manager.admissible(negotiation, p) is None]
+        in_hand = [
+            p
+            for p in outcome.proposals
+            if category in catalog.get_api(p.api_id).categories and manager.admissible(negotiation, p) is None
+        ]
         if not in_hand:
             in_hand = _announce_required(manager, negotiation, outcome, category, number)
         if not in_hand:
@@ -266,19 +339,40 @@ def enforce_constraints(manager: Manager, negotiation: Negotiation, outcome: Out
         outcome.final = [a for a in outcome.final if a in keep]
 
 
-def _announce_required(manager: Manager, negotiation: Negotiation, outcome: Outcome, category: str, number: int) -> list[Propose]:
+def _announce_required(
+    manager: Manager, negotiation: Negotiation, outcome: Outcome, category: str, number: int
+) -> list[Propose]:
     step_id = f"r{number}"
     function = FunctionSpec(id=step_id, name=f"a {category} API", description=negotiation.request.requirement)
-    step = PlanStep(id=step_id, function=f"provide a {category} API, as the request requires", categories=[category],
-                    status=StepStatus.announced, rounds=1)
+    step = PlanStep(
+        id=step_id,
+        function=f"provide a {category} API, as the request requires",
+        categories=[category],
+        status=StepStatus.announced,
+        rounds=1,
+    )
     outcome.steps.append(step)
-    negotiation.transcript.backtracking.append(Backtrack(
-        function_id=step_id, round=1, reason=f"the selection has no API of the required category {category}",
-        from_categories=[], to_categories=[category]))
+    negotiation.transcript.backtracking.append(
+        Backtrack(
+            function_id=step_id,
+            round=1,
+            reason=f"the selection has no API of the required category {category}",
+            from_categories=[],
+            to_categories=[category],
+        )
+    )
     if not PROTOCOLS[negotiation.request.protocol].contract_net:
         ids = [i for i in manager.catalog.apis_in_categories([category]) if i not in negotiation.excluded_apis]
-        offers = _judged_alone(manager, negotiation, ids, task_id=step_id, function_id=step_id, category=category,
-                               categories=[category], reserve=0.0)
+        offers = _judged_alone(
+            manager,
+            negotiation,
+            ids,
+            task_id=step_id,
+            function_id=step_id,
+            category=category,
+            categories=[category],
+            reserve=0.0,
+        )
     else:
         # The category is required: any bid will do, so the manager sets no bar.
         offers = manager.announce(negotiation, function=function, categories=[category], steps=["match"], reserve=0.0)
@@ -293,5 +387,7 @@ def _announce_required(manager: Manager, negotiation: Negotiation, outcome: Outc
 
 
 def _unsatisfiable(category: str) -> InvalidRequest:
-    return InvalidRequest(f"no API of the required category {category!r} fits the requirement or is left after the "
-                          "exclusions; drop it from required_categories or relax the exclusions")
+    return InvalidRequest(
+        f"no API of the required category {category!r} fits the requirement or is left after the "
+        "exclusions; drop it from required_categories or relax the exclusions"
+    )

@@ -67,7 +67,9 @@ def describe_validation_error(error: ValidationError) -> str:
         where = ".".join(str(p) for p in item["loc"])
         message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "string_too_long" and where == "requirement":
-            message = f"the requirement is over {MAX_REQUIREMENT_CHARS:,} characters; shorten it to the app's essentials"
+            message = (
+                f"the requirement is over {MAX_REQUIREMENT_CHARS:,} characters; shorten it to the app's essentials"
+            )
         elif item["type"] == "literal_error":
             message = f"{item['input']!r} is not allowed; use one of {item['ctx']['expected']}"
         problems.append(f"{where}: {message}")

@@ -21,8 +21,13 @@ class Router:
         self.api_ids = np.array(apis.ids)
         self._api_matrix = apis.matrix
         self._mashup_matrix = mashups.matrix
-        pairs = [(mashups.row[m.id], apis.row[a]) for m in catalog.mashups() if m.id in mashups.row
-                 for a in m.api_ids if a in apis.row]
+        pairs = [
+            (mashups.row[m.id], apis.row[a])
+            for m in catalog.mashups()
+            if m.id in mashups.row
+            for a in m.api_ids
+            if a in apis.row
+        ]
         self._pair_mashups = np.array([p[0] for p in pairs], dtype=np.int64)
         self._pair_apis = np.array([p[1] for p in pairs], dtype=np.int64)
         self._names = [(i, catalog.get_api(int(i)).name) for i in self.api_ids]
@@ -53,8 +58,15 @@ class Router:
         lowered = text.casefold()
         return {int(i) for i, name, first in self._first_forms if first in lowered and mentions(name, text) > 0}
 
-    def route(self, cfp: CallForProposals, vector: np.ndarray, top_n: int, strategy: str = "embedding",
-              excluded_apis: set[int] = frozenset(), excluded_categories: set[str] = frozenset()) -> tuple[Routing, list[str]]:
+    def route(
+        self,
+        cfp: CallForProposals,
+        vector: np.ndarray,
+        top_n: int,
+        strategy: str = "embedding",
+        excluded_apis: set[int] = frozenset(),
+        excluded_categories: set[str] = frozenset(),
+    ) -> tuple[Routing, list[str]]:
         scores = self.profile_scores(vector)
         named = self.named(cfp.requirement)
         mask = np.ones(len(self.api_ids), dtype=bool)
@@ -76,25 +88,38 @@ class Router:
             order = rows[np.lexsort((self.api_ids[rows], -boosted))]
             chosen = order if strategy == "broadcast" else order[:top_n]
             eligible = len(rows)
-            contacted = [RoutedContractor(
-                contractor=api_contractor_id(int(self.api_ids[r])), similarity=round(float(scores[r]), 4),
-                reason="named in the requirement" if int(self.api_ids[r]) in named else
-                ("broadcast" if strategy == "broadcast" else f"profile similarity rank {i + 1}"))
-                for i, r in enumerate(chosen)]
+            contacted = [
+                RoutedContractor(
+                    contractor=api_contractor_id(int(self.api_ids[r])),
+                    similarity=round(float(scores[r]), 4),
+                    reason="named in the requirement"
+                    if int(self.api_ids[r]) in named
+                    else ("broadcast" if strategy == "broadcast" else f"profile similarity rank {i + 1}"),
+                )
+                for i, r in enumerate(chosen)
+            ]
         elif self.organisation == "provider":
             # A provider is eligible with whatever of its items the exclusions and the announced categories leave.
             groups = {n: rows[mask[rows]] for n, rows in self._provider_rows.items()}
             names = [n for n, rows in groups.items() if len(rows)]
-            contacted, eligible = self._route_groups(names, groups, scores, named, strategy, top_n, provider_contractor_id)
+            contacted, eligible = self._route_groups(
+                names, groups, scores, named, strategy, top_n, provider_contractor_id
+            )
         else:
-            names = [n for n in self._category_rows
-                     if n not in excluded_categories and (not cfp.categories or n in cfp.categories)]
-            contacted, eligible = self._route_groups(names, self._category_rows, scores, named, strategy, top_n,
-                                                     category_contractor_id)
+            names = [
+                n
+                for n in self._category_rows
+                if n not in excluded_categories and (not cfp.categories or n in cfp.categories)
+            ]
+            contacted, eligible = self._route_groups(
+                names, self._category_rows, scores, named, strategy, top_n, category_contractor_id
+            )
         routing = Routing(task_id=cfp.task_id, strategy=strategy, eligible=eligible, contacted=contacted)
         return routing, [c.contractor for c in contacted]
 
-    def _route_groups(self, names, rows_of, scores, named, strategy, top_n, contractor_id) -> tuple[list[RoutedContractor], int]:
+    def _route_groups(
+        self, names, rows_of, scores, named, strategy, top_n, contractor_id
+    ) -> tuple[list[RoutedContractor], int]:
         """Contractors that each hold a group of APIs (a category, a provider), ranked by their best API."""
         best = {n: float(scores[rows_of[n]].max()) for n in names}
         named_rows = set(np.nonzero(np.isin(self.api_ids, list(named)))[0]) if named else set()
@@ -102,9 +127,14 @@ class Router:
         ranked = sorted(names, key=lambda n: (-(n in holds_named), -best[n], n))
         chosen = ranked if strategy == "broadcast" else ranked[:top_n]
         eligible = len(names)
-        contacted = [RoutedContractor(
-            contractor=contractor_id(n), similarity=round(best[n], 4),
-            reason="holds an API named in the requirement" if n in holds_named else
-            ("broadcast" if strategy == "broadcast" else f"profile similarity rank {i + 1}"))
-            for i, n in enumerate(chosen)]
+        contacted = [
+            RoutedContractor(
+                contractor=contractor_id(n),
+                similarity=round(best[n], 4),
+                reason="holds an API named in the requirement"
+                if n in holds_named
+                else ("broadcast" if strategy == "broadcast" else f"profile similarity rank {i + 1}"),
+            )
+            for i, n in enumerate(chosen)
+        ]
         return contacted, eligible

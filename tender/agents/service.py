@@ -69,7 +69,9 @@ class Tender:
         clash = set(required) & set(excluded_categories)
         if clash:
             raise InvalidRequest(f"categories {sorted(clash)} are both required and excluded; drop one of the two")
-        constraints = constraints.model_copy(update={"required_categories": required, "excluded_categories": excluded_categories})
+        constraints = constraints.model_copy(
+            update={"required_categories": required, "excluded_categories": excluded_categories}
+        )
         if constraints.exclude_deprecated:
             excluded |= {api.id for api in self.catalog.apis() if api.status == "deprecated"}
         return request.model_copy(update={"constraints": constraints}), excluded
@@ -79,16 +81,26 @@ class Tender:
         request, excluded = self._resolve(request)
         pool, router = self._directory(request.organisation)
         protocol = protocols.PROTOCOLS[request.protocol]
-        manager = Manager(self.catalog, self.encoder, self.manager_reasoner, router, pool,
-                          self.contractor_reasoner if protocol.contract_net else self.manager_reasoner,
-                          lexicon=self.lexicon)
+        manager = Manager(
+            self.catalog,
+            self.encoder,
+            self.manager_reasoner,
+            router,
+            pool,
+            self.contractor_reasoner if protocol.contract_net else self.manager_reasoner,
+            lexicon=self.lexicon,
+        )
         negotiation = Negotiation(request, context, excluded)
         # Every agent asks for the requirement's and its clauses' vectors: embed them once, up front.
         self.encoder.embed_requirement(request.requirement, clauses(request.requirement))
         outcome = protocol.run(manager, negotiation)
         protocols.enforce_constraints(manager, negotiation, outcome)
-        outcome.final, notes = prefer_active(outcome.final, outcome.proposals, self.catalog.get_api,
-                                             required_categories=request.constraints.required_categories)
+        outcome.final, notes = prefer_active(
+            outcome.final,
+            outcome.proposals,
+            self.catalog.get_api,
+            required_categories=request.constraints.required_categories,
+        )
         context.notes.extend(notes)
         if protocol.contract_net:
             manager.award(negotiation, outcome.proposals, outcome.final)
@@ -115,33 +127,65 @@ class Tender:
         for api_id in outcome.final:
             api = self.catalog.get_api(api_id)
             p = best[api_id]
-            apis.append(RecommendedApi(api_id=api_id, name=api.name, score=p.score, categories=api.categories, url=api.url,
-                                       steps=[s.id for s in outcome.steps if any(a.api_id == api_id for a in s.awarded)],
-                                       rationale=p.rationale, status=api.status, status_source=api.status_source,
-                                       link=api.link, provider=api.provider_name, server=api.server, tool=api.tool))
+            apis.append(
+                RecommendedApi(
+                    api_id=api_id,
+                    name=api.name,
+                    score=p.score,
+                    categories=api.categories,
+                    url=api.url,
+                    steps=[s.id for s in outcome.steps if any(a.api_id == api_id for a in s.awarded)],
+                    rationale=p.rationale,
+                    status=api.status,
+                    status_source=api.status_source,
+                    link=api.link,
+                    provider=api.provider_name,
+                    server=api.server,
+                    tool=api.tool,
+                )
+            )
         verdict = "plan"
         written_in = language(request.requirement)
         if written_in not in (None, "en"):
-            context.note(f"The requirement looks {NAMES.get(written_in, written_in)}; the catalogue and the embedded "
-                         "model are English, so matches are weak: write it in English for a reliable plan.")
+            context.note(
+                f"The requirement looks {NAMES.get(written_in, written_in)}; the catalogue and the embedded "
+                "model are English, so matches are weak: write it in English for a reliable plan."
+            )
         if not outcome.final:
             verdict = "nothing fits"
             top = max(outcome.proposals, key=lambda p: p.score, default=None)
-            context.note("Nothing in the catalogue fits this requirement" + (
-                f": the best bid, {top.api_name} at {top.score:.2f}, is not credible." if top else
-                ": no contractor proposed an API.") if not request.constraints.excluded_apis else
-                "Nothing is left to recommend: every API that bid is excluded by the request.")
+            context.note(
+                "Nothing in the catalogue fits this requirement"
+                + (
+                    f": the best bid, {top.api_name} at {top.score:.2f}, is not credible."
+                    if top
+                    else ": no contractor proposed an API."
+                )
+                if not request.constraints.excluded_apis
+                else "Nothing is left to recommend: every API that bid is excluded by the request."
+            )
         context.cost.messages = len(negotiation.transcript.messages)
         context.cost.contractors_contacted = len(negotiation.contacted)
         if protocols.PROTOCOLS[request.protocol].contract_net:
-            stages = Stages(category=self.catalog.apis_in_categories(negotiation.mapped_categories),
-                            bidding=list(negotiation.proposed), final=list(outcome.final))
+            stages = Stages(
+                category=self.catalog.apis_in_categories(negotiation.mapped_categories),
+                bidding=list(negotiation.proposed),
+                final=list(outcome.final),
+            )
         else:
             stages = Stages(category=[], bidding=[p.api_id for p in outcome.proposals], final=list(outcome.final))
         return Plan(
-            run_id=uuid.uuid4().hex, requirement=request.requirement, protocol=request.protocol,
-            organisation=request.organisation, steps=outcome.steps, apis=apis, stages=stages, cost=context.cost,
-            latency_ms=round(context.elapsed_ms(), 2), constraints=request.constraints,
+            run_id=uuid.uuid4().hex,
+            requirement=request.requirement,
+            protocol=request.protocol,
+            organisation=request.organisation,
+            steps=outcome.steps,
+            apis=apis,
+            stages=stages,
+            cost=context.cost,
+            latency_ms=round(context.elapsed_ms(), 2),
+            constraints=request.constraints,
             backends={"manager": self.manager_reasoner.name, "contractors": self.contractor_reasoner.name},
-            notes=list(context.notes), verdict=verdict,
+            notes=list(context.notes),
+            verdict=verdict,
         )

@@ -36,14 +36,20 @@ def prefer_active(
         others = [api_of(a) for a in chosen if a != api_id]
         needed = {c for c in required_categories if c in api.categories and not any(c in o.categories for o in others)}
         candidates = [
-            p for p in best.values()
-            if p.api_id not in chosen and p.function_id == own.function_id and p.score >= own.score - margin
-            and api_of(p.api_id).status != "deprecated" and needed <= set(api_of(p.api_id).categories)
+            p
+            for p in best.values()
+            if p.api_id not in chosen
+            and p.function_id == own.function_id
+            and p.score >= own.score - margin
+            and api_of(p.api_id).status != "deprecated"
+            and needed <= set(api_of(p.api_id).categories)
         ]
         if not candidates:
             continue
         replacement = max(candidates, key=lambda p: (p.score, -p.api_id))
         chosen[index] = replacement.api_id
-        notes.append(f"{api.name} is deprecated ({api.status_source or 'by its source'}); {replacement.api_name} bid "
-                     f"{replacement.score:.2f} against its {own.score:.2f} and takes its place")
+        notes.append(
+            f"{api.name} is deprecated ({api.status_source or 'by its source'}); {replacement.api_name} bid "
+            f"{replacement.score:.2f} against its {own.score:.2f} and takes its place"
+        )
     return chosen, notes

@@ -137,7 +137,9 @@ class BidDraft(BaseModel):
     api_id: int
     score: float = Field(ge=0.0, le=1.0, description="How well the API fits, from 0 (not at all) to 1 (certainly).")
     rationale: str = Field(description="One sentence: why this API fits the function.")
-    function: str | None = Field(None, description="The function of the requirement the API would serve (when asked to decompose).")
+    function: str | None = Field(
+        None, description="The function of the requirement the API would serve (when asked to decompose)."
+    )
     category: str | None = Field(None, description="The category the API is offered under (when asked to map).")
     evidence: dict[str, float | str] = Field(default_factory=dict)
 

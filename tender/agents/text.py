@@ -3,8 +3,13 @@
 import re
 
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
-_CLAUSE = re.compile(r"(,\s+(?:and\s+|then\s+|while\s+)?|\s+(?:and then|and also|as well as|along with|while|whereas)\s+|\s+and\s+(?=[a-z]+s?\b))", re.I)
-_PRESENTATION = re.compile(r"\b(show|shows|display|displays|map|maps|mapped|plot|plots|visuali[sz]e|view|views|overlay|chart|charts)\b", re.I)
+_CLAUSE = re.compile(
+    r"(,\s+(?:and\s+|then\s+|while\s+)?|\s+(?:and then|and also|as well as|along with|while|whereas)\s+|\s+and\s+(?=[a-z]+s?\b))",
+    re.I,
+)
+_PRESENTATION = re.compile(
+    r"\b(show|shows|display|displays|map|maps|mapped|plot|plots|visuali[sz]e|view|views|overlay|chart|charts)\b", re.I
+)
 
 
 def clauses(text: str, max_clauses: int = 6, min_words: int = 3) -> list[str]:
@@ -86,8 +91,11 @@ def mask_names(text: str, names: list[str]) -> str:
     as in the name: 'Travel' of a 'Travel Deals' API, 'Your' of 'Your Mechanic', 'Internet' of 'Internet
     Archive' are ordinary words in lower case, and removing 'travel', 'your' or 'internet' wherever they
     appeared stripped words a user would write from 42% of the masked queries of a validation sample."""
-    forms = sorted({(form, strength == 1.0) for name in names for form, strength in name_forms(name) if len(form) >= 2},
-                   key=lambda item: len(item[0]), reverse=True)
+    forms = sorted(
+        {(form, strength == 1.0) for name in names for form, strength in name_forms(name) if len(form) >= 2},
+        key=lambda item: len(item[0]),
+        reverse=True,
+    )
     for form, full in forms:
         if form.casefold() in text.casefold():
             text = re.sub(rf"(?<![\w-]){re.escape(form)}(?:\s+API)?(?![\w-])", "", text, flags=re.I if full else 0)
@@ -97,17 +105,21 @@ def mask_names(text: str, names: list[str]) -> str:
 # A comma cuts, except inside a number ("$10,000").
 _BOUNDARY = re.compile(
     r"[.!?;:]+\s+|\n+|(?<!\d),\s*|,\s+|\s+(?:and then|and also|as well as|along with|together with|so that|in order to|including|"
-    r"and|with|when|whenever|once|then|plus|also|while|where|that|which|on an?|onto an?|via|alongside)\s+", re.I)
+    r"and|with|when|whenever|once|then|plus|also|while|where|that|which|on an?|onto an?|via|alongside)\s+",
+    re.I,
+)
 
 
 # Words of asking, not of needing: a piece made only of these ("Additionally", "can you find", "Any suggestions?",
 # "I'm going") is how the request is put, and joins the next piece.
-_ASKING = frozenset("""
+_ASKING = frozenset(
+    """
 additionally furthermore moreover besides afterwards finally first next lastly along addition please kindly thank
 thanks hi hello hey suggest suggestion suggestions recommend recommendation recommendations find tell know give help
 wonder wondering interested interest planning plan going looking look trying try able possible sure idea ideas im ive
 id ll re ve don isn doesn let lets
-""".split())
+""".split()
+)
 
 
 def is_asking(piece: str) -> bool:

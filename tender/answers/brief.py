@@ -24,8 +24,10 @@ _EDITOR_NOTE = re.compile(r"^(?:from their (?:site|website)|from the (?:site|web
 def one_line(description: str, limit: int = DOES_CHARS) -> str:
     """The first sentence of a description, shortened to `limit` characters."""
     text = " ".join(description.split())
-    if text.startswith("[") and "]" in text:  # an editor's note first ("[This API is no longer available. ...]"): status says it
-        text = text[text.index("]") + 1:].lstrip() or text
+    if (
+        text.startswith("[") and "]" in text
+    ):  # an editor's note first ("[This API is no longer available. ...]"): status says it
+        text = text[text.index("]") + 1 :].lstrip() or text
     text = _EDITOR_NOTE.sub("", text)
     first = _SENTENCE_END.split(text, maxsplit=1)[0]
     return first if len(first) <= limit else first[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
@@ -109,16 +111,37 @@ def recommendation(run: Run, catalog: Catalog | None = None, detail: Detail = "s
     """The plan an assistant acts on; `detail="full"` adds the stage sets, the cost and the transcript."""
     plan, transcript = run.plan, run.transcript
     functions = [
-        FunctionChoice(id=step.id, function=step.function, status=_status(step), reason=step_reason(step),
-                       apis=[api_choice(a, winning_bid(transcript, a.api_id, step.id), catalog) for a in step.awarded])
+        FunctionChoice(
+            id=step.id,
+            function=step.function,
+            status=_status(step),
+            reason=step_reason(step),
+            apis=[api_choice(a, winning_bid(transcript, a.api_id, step.id), catalog) for a in step.awarded],
+        )
         for step in plan.steps
     ]
-    result = Recommendation(run_id=plan.run_id, protocol=plan.protocol, functions=functions,
-                            apis=[a.name for a in plan.apis], notes=plan.notes)
+    result = Recommendation(
+        run_id=plan.run_id,
+        protocol=plan.protocol,
+        functions=functions,
+        apis=[a.name for a in plan.apis],
+        notes=plan.notes,
+    )
     if detail == "full":
-        result = result.model_copy(update=dict(
-            detail="full", requirement=plan.requirement, organisation=plan.organisation, stages=plan.stages, cost=plan.cost, latency_ms=plan.latency_ms,
-            constraints=plan.constraints, backends=plan.backends, plan=plan.apis, transcript=transcript))
+        result = result.model_copy(
+            update=dict(
+                detail="full",
+                requirement=plan.requirement,
+                organisation=plan.organisation,
+                stages=plan.stages,
+                cost=plan.cost,
+                latency_ms=plan.latency_ms,
+                constraints=plan.constraints,
+                backends=plan.backends,
+                plan=plan.apis,
+                transcript=transcript,
+            )
+        )
     return result
 
 
@@ -144,6 +167,9 @@ def _drop_empty(model: BaseModel, data: dict) -> dict:
         if isinstance(attr, BaseModel) and isinstance(value, dict):
             value = _drop_empty(attr, value)
         elif isinstance(attr, list) and isinstance(value, list):
-            value = [_drop_empty(a, v) if isinstance(a, BaseModel) and isinstance(v, dict) else v for a, v in zip(attr, value)]
+            value = [
+                _drop_empty(a, v) if isinstance(a, BaseModel) and isinstance(v, dict) else v
+                for a, v in zip(attr, value)
+            ]
         kept[name] = value
     return kept

@@ -12,16 +12,20 @@ from tender.agents.plan import Run
 from tender.catalog import Catalog, TenderError
 
 from .brief import api_choice, one_line, step_reason, why, winning_bid
-from .schemas import (Bid, BidBrief, CallExplained, Decision, Detail, Explanation, FunctionExplained, Refusal,
-                      StageSizes)
+from .schemas import Bid, BidBrief, CallExplained, Decision, Detail, Explanation, FunctionExplained, Refusal, StageSizes
 
 
 class UnknownFunction(TenderError):
     pass
 
 
-def explain(run: Run, function: str | None = None, names: dict[str, str] | None = None,
-            detail: Detail = "summary", catalog: Catalog | None = None) -> Explanation:
+def explain(
+    run: Run,
+    function: str | None = None,
+    names: dict[str, str] | None = None,
+    detail: Detail = "summary",
+    catalog: Catalog | None = None,
+) -> Explanation:
     """Tell the run per function; with `function` (a step id such as 'f1', or its text), only that step.
     `names` labels contractors in the diagram; `catalog` adds usage counts to the reasons.
     Raises UnknownFunction naming the valid steps."""
@@ -53,11 +57,19 @@ def explain(run: Run, function: str | None = None, names: dict[str, str] | None 
         transcript_uri=f"runs://{plan.run_id}",
     )
     if detail == "full":
-        result = result.model_copy(update=dict(
-            requirement=plan.requirement, steps=[s for s in plan.steps if step_id in (None, s.id)], calls=calls, backtracking=transcript.backtracking,
-            stages=plan.stages, cost=plan.cost,
-            stage_sizes=StageSizes(category=len(plan.stages.category), bidding=len(plan.stages.bidding),
-                                   final=len(plan.stages.final))))
+        result = result.model_copy(
+            update=dict(
+                requirement=plan.requirement,
+                steps=[s for s in plan.steps if step_id in (None, s.id)],
+                calls=calls,
+                backtracking=transcript.backtracking,
+                stages=plan.stages,
+                cost=plan.cost,
+                stage_sizes=StageSizes(
+                    category=len(plan.stages.category), bidding=len(plan.stages.bidding), final=len(plan.stages.final)
+                ),
+            )
+        )
     return result
 
 
@@ -71,7 +83,9 @@ def _names(transcript: Transcript, catalog: Catalog) -> dict[str, str]:
     return names
 
 
-def _functions(run: Run, calls: list[CallExplained], transcript: Transcript, catalog: Catalog | None) -> list[FunctionExplained]:
+def _functions(
+    run: Run, calls: list[CallExplained], transcript: Transcript, catalog: Catalog | None
+) -> list[FunctionExplained]:
     """One entry per announced function, its rounds merged, in the order first announced."""
     steps = {s.id: s for s in run.plan.steps}
     groups: dict[str | None, list[CallExplained]] = {}
@@ -91,22 +105,27 @@ def _functions(run: Run, calls: list[CallExplained], transcript: Transcript, cat
         for api in run.plan.apis:  # an API that lost here because it won elsewhere says where
             if losing and api.api_id == losing.api_id and api.steps:
                 decisions[api.api_id] = f"awarded to {', '.join(api.steps)} instead"
-        told.append(FunctionExplained(
-            id=function_id,
-            function=(step.function if step else rounds[0].function) or one_line(run.plan.requirement, 80),
-            status=getattr(step.status, "value", None) if step else None,
-            sent_to=_sent_to(rounds[-1]),
-            categories=rounds[-1].categories,
-            rounds=len(rounds) if len(rounds) > 1 else None,
-            bids=len(proposals),
-            refusals=sum(len(c.refusals) for c in rounds),
-            winners=[_winner(a, transcript, function_id, catalog, decisions) for a in awards],
-            best_losing=_brief(losing, catalog, decisions) if losing else None,
-            backtracking=[f"round {b.round}: {b.reason} ({', '.join(b.from_categories) or 'any'} -> "
-                          f"{', '.join(b.to_categories) or 'any'})" for b in transcript.backtracking
-                          if b.function_id == function_id],
-            reason=step_reason(step) if step else None,
-        ))
+        told.append(
+            FunctionExplained(
+                id=function_id,
+                function=(step.function if step else rounds[0].function) or one_line(run.plan.requirement, 80),
+                status=getattr(step.status, "value", None) if step else None,
+                sent_to=_sent_to(rounds[-1]),
+                categories=rounds[-1].categories,
+                rounds=len(rounds) if len(rounds) > 1 else None,
+                bids=len(proposals),
+                refusals=sum(len(c.refusals) for c in rounds),
+                winners=[_winner(a, transcript, function_id, catalog, decisions) for a in awards],
+                best_losing=_brief(losing, catalog, decisions) if losing else None,
+                backtracking=[
+                    f"round {b.round}: {b.reason} ({', '.join(b.from_categories) or 'any'} -> "
+                    f"{', '.join(b.to_categories) or 'any'})"
+                    for b in transcript.backtracking
+                    if b.function_id == function_id
+                ],
+                reason=step_reason(step) if step else None,
+            )
+        )
     return told
 
 
@@ -117,8 +136,13 @@ def _winner(award, transcript, function_id, catalog, decisions) -> BidBrief:
 
 def _brief(bid: Bid, catalog: Catalog | None, decisions: dict[int, str]) -> BidBrief:
     usage = catalog.usage_count(bid.api_id) if catalog is not None and bid.api_id in set(catalog.api_ids()) else None
-    return BidBrief(api_id=bid.api_id, name=bid.api_name, confidence=round(bid.score, 2),
-                    why=why(bid.evidence, bid.rationale, usage), outcome=decisions.get(bid.api_id))
+    return BidBrief(
+        api_id=bid.api_id,
+        name=bid.api_name,
+        confidence=round(bid.score, 2),
+        why=why(bid.evidence, bid.rationale, usage),
+        outcome=decisions.get(bid.api_id),
+    )
 
 
 _RANK = re.compile(r"\s*(?:rank\s*)?#?\d+\s*$")
@@ -138,8 +162,9 @@ def _sent_to(call: CallExplained) -> str:
         reasons[reason] = reasons.get(reason, 0) + 1
     similarities = [c.similarity for c in contacted]
     why_them = ", ".join(f"{n} {reason}" for reason, n in reasons.items())
-    return (f"{len(contacted)}{of} contractors: {why_them} "
-            f"(similarity {max(similarities):.2f} to {min(similarities):.2f})")
+    return (
+        f"{len(contacted)}{of} contractors: {why_them} (similarity {max(similarities):.2f} to {min(similarities):.2f})"
+    )
 
 
 def _step_id(run: Run, function: str) -> str:
@@ -164,9 +189,14 @@ def _calls(transcript: Transcript) -> list[CallExplained]:
             if message.task_id not in calls:
                 route = routing.get(message.task_id)
                 calls[message.task_id] = CallExplained(
-                    task_id=message.task_id, function_id=message.function_id, function=message.function,
-                    round=message.round, categories=message.categories, reasoning_steps=list(message.steps),
-                    routing_strategy=route.strategy if route else None, eligible=route.eligible if route else None,
+                    task_id=message.task_id,
+                    function_id=message.function_id,
+                    function=message.function,
+                    round=message.round,
+                    categories=message.categories,
+                    reasoning_steps=list(message.steps),
+                    routing_strategy=route.strategy if route else None,
+                    eligible=route.eligible if route else None,
                     contacted=route.contacted if route else [],
                 )
             continue
@@ -175,15 +205,28 @@ def _calls(transcript: Transcript) -> list[CallExplained]:
             continue
         match message.kind:
             case "propose":
-                call.proposals.append(Bid(contractor=message.sender, api_id=message.api_id, api_name=message.api_name,
-                                          score=message.score, rationale=message.rationale, category=message.category,
-                                          evidence=message.evidence))
+                call.proposals.append(
+                    Bid(
+                        contractor=message.sender,
+                        api_id=message.api_id,
+                        api_name=message.api_name,
+                        score=message.score,
+                        rationale=message.rationale,
+                        category=message.category,
+                        evidence=message.evidence,
+                    )
+                )
             case "refuse":
                 call.refusals.append(Refusal(contractor=message.sender, reason=message.reason))
             case "accept" | "reject":
-                call.decisions.append(Decision(api_id=message.api_id, contractor=message.receiver,
-                                               outcome="accepted" if message.kind == "accept" else "rejected",
-                                               reason=message.reason))
+                call.decisions.append(
+                    Decision(
+                        api_id=message.api_id,
+                        contractor=message.receiver,
+                        outcome="accepted" if message.kind == "accept" else "rejected",
+                        reason=message.reason,
+                    )
+                )
             case "inform":
                 call.confirmations.append(f"{message.sender}: {message.result}")
             case "failure":
@@ -195,8 +238,11 @@ def _calls(transcript: Transcript) -> list[CallExplained]:
 
 def explanation_text(told: Explanation) -> str:
     """The summary for a terminal: per function, whom the call reached, the winners and the best losing bid."""
-    lines = [f"Run {told.run_id} ({told.protocol}, {told.organisation} contractors): "
-             f"{told.messages} messages, {told.contractors_contacted} contractors contacted", ""]
+    lines = [
+        f"Run {told.run_id} ({told.protocol}, {told.organisation} contractors): "
+        f"{told.messages} messages, {told.contractors_contacted} contractors contacted",
+        "",
+    ]
     for f in told.functions:
         head = f"{f.id or 'requirement'} {f.function}"
         lines.append(head + (f"  [{f.status}]" if f.status and f.status != "awarded" else ""))

@@ -14,9 +14,17 @@ def find_apis(catalog: Catalog, query: str, categories: list[str] = (), limit: i
     results = []
     for hit in catalog.search(query, kind="api", k=limit, categories=names or None):
         api = catalog.get_api(hit.id)
-        results.append(ApiHit(api_id=api.id, name=api.name, categories=api.categories, score=round(hit.score, 4),
-                              usage_count=catalog.usage_count(api.id), description=short(api.description, 300),
-                              url=api.url))
+        results.append(
+            ApiHit(
+                api_id=api.id,
+                name=api.name,
+                categories=api.categories,
+                score=round(hit.score, 4),
+                usage_count=catalog.usage_count(api.id),
+                description=short(api.description, 300),
+                url=api.url,
+            )
+        )
     return SearchResults(query=query, categories=names, results=results)
 
 

@@ -5,7 +5,12 @@ from tender.agents.plan import Plan
 
 
 def plan_text(plan: Plan, transcript: Transcript | None = None, runners_up: int = 5) -> str:
-    lines = [f"Requirement: {plan.requirement}", f"Protocol: {plan.protocol} ({plan.organisation} contractors)", "", "Plan:"]
+    lines = [
+        f"Requirement: {plan.requirement}",
+        f"Protocol: {plan.protocol} ({plan.organisation} contractors)",
+        "",
+        "Plan:",
+    ]
     for step in plan.steps:
         after = f"  (after {', '.join(step.depends_on)})" if step.depends_on else ""
         lines.append(f"  {step.id} [{step.status.value}] {step.function}{after}")
@@ -13,7 +18,9 @@ def plan_text(plan: Plan, transcript: Transcript | None = None, runners_up: int 
             lines.append(f"      categories: {', '.join(step.categories)}")
         for award in step.awarded:
             dead = " DEPRECATED" if award.status == "deprecated" else ""
-            lines.append(f"      -> {award.api_name}{dead} (id {award.api_id}, score {award.score:.2f}): {award.rationale}")
+            lines.append(
+                f"      -> {award.api_name}{dead} (id {award.api_id}, score {award.score:.2f}): {award.rationale}"
+            )
     lines += ["", "APIs, best first:"]
     for rank, api in enumerate(plan.apis, start=1):
         groups = f" [{', '.join(api.categories)}]" if api.categories else ""
@@ -31,8 +38,11 @@ def plan_text(plan: Plan, transcript: Transcript | None = None, runners_up: int 
         lines += ["", "Also bid, not selected (--json shows every message):"]
         lines += [f"  - {name} (id {api_id}) score {score:.2f}" for api_id, name, score in others]
     cost = plan.cost
-    lines += ["", f"Cost: {cost.messages} messages, {cost.contractors_contacted} contractors contacted, "
-                  f"{cost.tokens.input + cost.tokens.output} LLM tokens; {plan.latency_ms:.0f} ms. Run id: {plan.run_id}"]
+    lines += [
+        "",
+        f"Cost: {cost.messages} messages, {cost.contractors_contacted} contractors contacted, "
+        f"{cost.tokens.input + cost.tokens.output} LLM tokens; {plan.latency_ms:.0f} ms. Run id: {plan.run_id}",
+    ]
     lines += [f"Note: {note}" for note in plan.notes]
     return "\n".join(lines)
 

@@ -70,15 +70,18 @@ class UnknownRun(TenderError):
 
 class RunsUnavailable(TenderError):
     def __init__(self, path: Path, error: Exception):
-        super().__init__(f"Cannot open the runs database {path} ({_reason(error)}). Set TENDER_RUNS to a writable "
-                         "file, or fix the folder's permissions.")
+        super().__init__(
+            f"Cannot open the runs database {path} ({_reason(error)}). Set TENDER_RUNS to a writable "
+            "file, or fix the folder's permissions."
+        )
         self.path = path
 
 
 class RunNotStored(TenderError):
     def __init__(self, path: Path, error: Exception):
-        super().__init__(f"This plan could not be stored in {path} ({_reason(error)}), so explain_bids will not "
-                         "find its run_id.")
+        super().__init__(
+            f"This plan could not be stored in {path} ({_reason(error)}), so explain_bids will not find its run_id."
+        )
         self.path = path
 
 
@@ -164,7 +167,8 @@ class RunStore:
             self._check_file()
             rows = self.db.execute(
                 "select run_id, created_at, requirement, protocol, organisation, api_ids from runs "
-                "order by created_at desc, rowid desc limit ?", [limit],
+                "order by created_at desc, rowid desc limit ?",
+                [limit],
             ).fetchall()
         keys = ("run_id", "created_at", "requirement", "protocol", "organisation", "api_ids")
         return [dict(zip(keys, row)) | {"api_ids": json.loads(row[5] or "[]")} for row in rows]
@@ -189,8 +193,10 @@ class NoHistory:
         raise RunNotStored(self.path, RuntimeError(f"this server runs without history: {self.reason}"))
 
     def get(self, run_id: str) -> Run:
-        raise TenderError(f"No run {run_id!r}: this server keeps no history ({self.reason}). "
-                          "Ask its operator to set TENDER_RUNS to a writable file and restart it.")
+        raise TenderError(
+            f"No run {run_id!r}: this server keeps no history ({self.reason}). "
+            "Ask its operator to set TENDER_RUNS to a writable file and restart it."
+        )
 
     def count(self) -> int:
         return 0

@@ -22,7 +22,9 @@ class CategoryInfo(BaseModel):
 class CategoryList(BaseModel):
     query: str | None = None
     total: int = Field(description="Categories in the catalogue (the list may show fewer).")
-    categories: list[CategoryInfo] = Field(description="Most similar to the query first; without a query, largest first.")
+    categories: list[CategoryInfo] = Field(
+        description="Most similar to the query first; without a query, largest first."
+    )
 
 
 class ApiHit(BaseModel):
@@ -148,13 +150,19 @@ class Recommendation(BaseModel):
     # detail="full" only
     requirement: str | None = Field(None, description="Full only: the requirement as the agents read it.")
     organisation: str | None = None
-    stages: Stages | None = Field(None, description="Full only: candidate API ids at each stage (categories, bids, final).")
+    stages: Stages | None = Field(
+        None, description="Full only: candidate API ids at each stage (categories, bids, final)."
+    )
     cost: Cost | None = Field(None, description="Full only: messages, contractors contacted, LLM calls and tokens.")
     latency_ms: float | None = None
     constraints: Constraints | None = None
     backends: dict[str, str] | None = Field(None, description="Full only: the reasoner of each role.")
-    plan: list[RecommendedApi] | None = Field(None, description="Full only: the final set with scores and the bid model's rationales.")
-    transcript: Transcript | None = Field(None, description="Full only: every contract-net message, routing and backtrack.")
+    plan: list[RecommendedApi] | None = Field(
+        None, description="Full only: the final set with scores and the bid model's rationales."
+    )
+    transcript: Transcript | None = Field(
+        None, description="Full only: every contract-net message, routing and backtrack."
+    )
 
 
 # -- explain_bids: the bidding, told per function -------------------------------------------------
@@ -179,7 +187,9 @@ class FunctionExplained(BaseModel):
     refusals: int = 0
     winners: list[BidBrief] = Field(default_factory=list)
     best_losing: BidBrief | None = Field(None, description="The highest bid that was not awarded, and why it lost.")
-    backtracking: list[str] = Field(default_factory=list, description="Why the function was announced again, if it was.")
+    backtracking: list[str] = Field(
+        default_factory=list, description="Why the function was announced again, if it was."
+    )
     reason: str | None = Field(None, description="Why no API serves this function, when none does.")
 
 
@@ -189,21 +199,32 @@ class Explanation(BaseModel):
     organisation: str
     detail: Detail = "summary"
     function: str | None = Field(None, description="The plan step this explanation is limited to, if any.")
-    functions: list[FunctionExplained] = Field(description="Per function: whom the call reached, the winning and the best losing bids.")
+    functions: list[FunctionExplained] = Field(
+        description="Per function: whom the call reached, the winning and the best losing bids."
+    )
     apis: list[str] = Field(description="The final API set by name, best first.")
     messages: int = Field(description="Contract-net messages exchanged in the whole run.")
     contractors_contacted: int
     notes: list[str] = Field(default_factory=list, description="Fallbacks, budget events and other remarks.")
-    diagram: str = Field(description=(
-        "A Mermaid sequenceDiagram; render it in a ```mermaid block. In a summary: the winners and one lane for "
-        "the other contractors; with detail='full': every contractor and message."))
+    diagram: str = Field(
+        description=(
+            "A Mermaid sequenceDiagram; render it in a ```mermaid block. In a summary: the winners and one lane for "
+            "the other contractors; with detail='full': every contractor and message."
+        )
+    )
     transcript_uri: str = Field(description="The resource holding the plan and every message of the run.")
     # detail="full" only
     requirement: str | None = Field(None, description="Full only: the requirement as the agents read it.")
     steps: list[PlanStep] | None = Field(None, description="Full only: the plan's steps with their awards.")
-    calls: list[CallExplained] | None = Field(None, description="Full only: every call for proposals, in order, with every answer.")
-    backtracking: list[Backtrack] | None = Field(None, description="Full only: functions sent back to category mapping, and why.")
-    stages: Stages | None = Field(None, description="Full only: candidate API ids at each stage: mapped categories, bids, final.")
+    calls: list[CallExplained] | None = Field(
+        None, description="Full only: every call for proposals, in order, with every answer."
+    )
+    backtracking: list[Backtrack] | None = Field(
+        None, description="Full only: functions sent back to category mapping, and why."
+    )
+    stages: Stages | None = Field(
+        None, description="Full only: candidate API ids at each stage: mapped categories, bids, final."
+    )
     stage_sizes: StageSizes | None = None
     cost: Cost | None = None
 

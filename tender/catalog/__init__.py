@@ -8,7 +8,23 @@ from .sources import read_jsonl, read_sources
 from .store import Catalog
 
 __all__ = [
-    "Api", "ApiNotFound", "Catalog", "CatalogError", "CatalogMissing", "Category", "CategoryNotFound", "CoUser",
-    "Embedder", "HashingEmbedder", "Hit", "MalformedInput", "Mashup", "SentenceTransformerEmbedder", "TenderError",
-    "build_catalog", "get_embedder", "read_jsonl", "read_sources",
+    "Api",
+    "ApiNotFound",
+    "Catalog",
+    "CatalogError",
+    "CatalogMissing",
+    "Category",
+    "CategoryNotFound",
+    "CoUser",
+    "Embedder",
+    "HashingEmbedder",
+    "Hit",
+    "MalformedInput",
+    "Mashup",
+    "SentenceTransformerEmbedder",
+    "TenderError",
+    "build_catalog",
+    "get_embedder",
+    "read_jsonl",
+    "read_sources",
 ]

@@ -46,8 +46,9 @@ class BuildInProgress(CatalogError):
 
 class IncompleteBuild(CatalogError):
     def __init__(self, path: Path, problem: str):
-        super().__init__(f"The new catalogue for {path} is incomplete ({problem}); the previous one was kept. "
-                         "Build it again.")
+        super().__init__(
+            f"The new catalogue for {path} is incomplete ({problem}); the previous one was kept. Build it again."
+        )
         self.path = path
 
 
@@ -116,7 +117,9 @@ def _embed_items(
     missing = sorted({digest: text for (_, text), digest in zip(items, hashes) if (kind, digest) not in cache}.items())
     if missing:
         batch = 1024  # large chunks let sentence-transformers sort by length within each
-        bar = tqdm(total=len(missing), desc=f"embedding {_PLURAL.get(kind, kind + 's')}", unit="text", disable=not progress)
+        bar = tqdm(
+            total=len(missing), desc=f"embedding {_PLURAL.get(kind, kind + 's')}", unit="text", disable=not progress
+        )
         for start in range(0, len(missing), batch):
             chunk = missing[start : start + batch]
             vectors = embedder.embed([text for _, text in chunk])
@@ -127,8 +130,14 @@ def _embed_items(
     # Read the dimension off a stored vector so that a rebuild with nothing new never loads the model.
     dimension = len(cache[(kind, hashes[0])]) // 4 if hashes else 0
     rows = [
-        {"kind": kind, "item_id": str(item_id), "model": embedder.model_name, "dimension": dimension,
-         "vector": cache[(kind, digest)], "text_hash": digest}
+        {
+            "kind": kind,
+            "item_id": str(item_id),
+            "model": embedder.model_name,
+            "dimension": dimension,
+            "vector": cache[(kind, digest)],
+            "text_hash": digest,
+        }
         for (item_id, _), digest in zip(items, hashes)
     ]
     return rows, len(missing)
@@ -147,8 +156,12 @@ def build_catalog(
     """Build the catalogue at db_path from a ProgrammableWeb JSONL pair (either may be None) and any other
     loaded sources, and return its meta. The previous file stays in place until the new one is complete: an
     error or an interruption leaves it untouched."""
-    loaded = [load_jsonl(Path(apis_path), Path(mashups_path) if mashups_path else None)] if apis_path else []  # raises before anything is written
-    return build_from_sources([*loaded, *sources], db_path, embedder, exclude_mashups=exclude_mashups, progress=progress)
+    loaded = (
+        [load_jsonl(Path(apis_path), Path(mashups_path) if mashups_path else None)] if apis_path else []
+    )  # raises before anything is written
+    return build_from_sources(
+        [*loaded, *sources], db_path, embedder, exclude_mashups=exclude_mashups, progress=progress
+    )
 
 
 def assemble(sources: list[Loaded]) -> tuple[list[Api], list[Mashup]]:
@@ -180,7 +193,9 @@ def assemble(sources: list[Loaded]) -> tuple[list[Api], list[Mashup]]:
             apis.append(api.model_copy(update={"id": next_id, "name": name}))
             next_id += 1
     if not apis:
-        raise SourceError("catalogue", "no source gave any item; name JSONL files, --openapi documents or --mcp servers")
+        raise SourceError(
+            "catalogue", "no source gave any item; name JSONL files, --openapi documents or --mcp servers"
+        )
     return apis, mashups
 
 
@@ -240,21 +255,34 @@ def _write(path: Path, apis: list[Api], mashups: list[Mashup], embedder: Embedde
         for position, category in enumerate(dict.fromkeys(api.categories)):
             category_counts[category] += 1
             primary_counts[category] += position == 0
-            links.append({"api_id": api.id, "category": category, "is_primary": int(position == 0), "position": position})
+            links.append(
+                {"api_id": api.id, "category": category, "is_primary": int(position == 0), "position": position}
+            )
     usage: Counter = Counter(api_id for m in mashups for api_id in set(m.api_ids))
     pairs = co_usage_counts(m.api_ids for m in mashups)
 
     with db.conn:
-        db["apis"].insert_all({**api.model_dump(exclude={"categories", "details"}), "details": json.dumps(api.details)} for api in apis)
+        db["apis"].insert_all(
+            {**api.model_dump(exclude={"categories", "details"}), "details": json.dumps(api.details)} for api in apis
+        )
         db["categories"].insert_all(
-            {"name": name, "api_count": count, "primary_count": primary_counts[name]} for name, count in sorted(category_counts.items())
+            {"name": name, "api_count": count, "primary_count": primary_counts[name]}
+            for name, count in sorted(category_counts.items())
         )
         db["api_categories"].insert_all(links)
         db["mashups"].insert_all(
-            {"id": m.id, "name": m.name, "url": m.url, "description": m.description, "categories": json.dumps(m.categories)}
+            {
+                "id": m.id,
+                "name": m.name,
+                "url": m.url,
+                "description": m.description,
+                "categories": json.dumps(m.categories),
+            }
             for m in mashups
         )
-        db["mashup_apis"].insert_all({"mashup_id": m.id, "api_id": a} for m in mashups for a in dict.fromkeys(m.api_ids))
+        db["mashup_apis"].insert_all(
+            {"mashup_id": m.id, "api_id": a} for m in mashups for a in dict.fromkeys(m.api_ids)
+        )
         db["co_usage"].insert_all(
             {"api_a": x, "api_b": y, "count": n, "weight": jaccard(n, usage[x], usage[y])}
             for (a, b), n in sorted(pairs.items())

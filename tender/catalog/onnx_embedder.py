@@ -45,9 +45,11 @@ def export_onnx(model_path: Path, target: Path) -> Path:
         import torch
         from sentence_transformers import SentenceTransformer
     except ImportError:
-        raise TenderError(f"{model_path} is not the stock encoder: running it needs torch once, to export it to ONNX. "
-                          "Install the train extra (`pip install 'tender-mcp[train]'`, the CPU build of torch first), "
-                          "or unset TENDER_EMBEDDING_MODEL to use the stock all-MiniLM-L6-v2.") from None
+        raise TenderError(
+            f"{model_path} is not the stock encoder: running it needs torch once, to export it to ONNX. "
+            "Install the train extra (`pip install 'tender-mcp[train]'`, the CPU build of torch first), "
+            "or unset TENDER_EMBEDDING_MODEL to use the stock all-MiniLM-L6-v2."
+        ) from None
 
     model = SentenceTransformer(str(model_path), device="cpu", local_files_only=True)
     transformer = model[0].auto_model.eval()
@@ -70,9 +72,14 @@ def export_onnx(model_path: Path, target: Path) -> Path:
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the tracer's notes on shapes it fixes; the test checks the vectors
             torch.onnx.export(
-                TokenEmbeddings(), tuple(sample[n] for n in names), str(partial), input_names=names,
-                output_names=["token_embeddings"], dynamic_axes={**axes, "token_embeddings": {0: "batch", 1: "tokens"}},
-                opset_version=17, dynamo=False,
+                TokenEmbeddings(),
+                tuple(sample[n] for n in names),
+                str(partial),
+                input_names=names,
+                output_names=["token_embeddings"],
+                dynamic_axes={**axes, "token_embeddings": {0: "batch", 1: "tokens"}},
+                opset_version=17,
+                dynamo=False,
             )
         os.replace(partial, target)
     finally:
@@ -96,13 +103,17 @@ class OnnxEmbedder:
         self.encoder: EncoderId = stock_encoder() if self.stock else folder_encoder(self.path)
         self.model_name = self.encoder.name
         config = self.path / "sentence_bert_config.json"
-        self.max_tokens = json.loads(config.read_text()).get("max_seq_length", 256) if config.is_file() else STOCK_MAX_TOKENS
+        self.max_tokens = (
+            json.loads(config.read_text()).get("max_seq_length", 256) if config.is_file() else STOCK_MAX_TOKENS
+        )
 
     @property
     def graph_path(self) -> Path:
         if self.stock:
             return self.path / "onnx" / "model.onnx"
-        folder = self.cache_dir or Path(tempfile.gettempdir()) / f"tender-onnx-{os.getuid() if hasattr(os, 'getuid') else 0}"
+        folder = (
+            self.cache_dir or Path(tempfile.gettempdir()) / f"tender-onnx-{os.getuid() if hasattr(os, 'getuid') else 0}"
+        )
         return folder / "onnx" / f"{self.path.name}-{self.encoder.fingerprint}.onnx"
 
     @cached_property
@@ -119,8 +130,10 @@ class OnnxEmbedder:
             except TenderError:
                 raise
             except Exception as error:
-                raise TenderError(f"Could not export {self.path} to ONNX ({error}). "
-                                  "Set TENDER_EMBEDDING_RUNTIME=torch to embed with torch.") from error
+                raise TenderError(
+                    f"Could not export {self.path} to ONNX ({error}). "
+                    "Set TENDER_EMBEDDING_RUNTIME=torch to embed with torch."
+                ) from error
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads or 0  # 0: ONNX Runtime's default, every core
         options.inter_op_num_threads = 1
@@ -164,7 +177,7 @@ class OnnxEmbedder:
         order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for start in range(0, len(order), 64):
-            rows = order[start:start + 64]
+            rows = order[start : start + 64]
             out[rows] = mean_pool(*self._run([encodings[i] for i in rows]))
         return out
 

@@ -21,7 +21,11 @@ def pool_parts(text: str, parts: list[str], spans, tokens: np.ndarray) -> tuple[
     cursor = 0
     for part in parts:
         start = text.find(part, cursor)
-        rows = [] if start < 0 else [i for i, (a, b) in enumerate(spans) if b > a and a >= start and b <= start + len(part)]
+        rows = (
+            []
+            if start < 0
+            else [i for i, (a, b) in enumerate(spans) if b > a and a >= start and b <= start + len(part)]
+        )
         if rows:
             cursor = start + len(part)
         vectors.append(unit(tokens[rows].mean(axis=0)) if rows else None)

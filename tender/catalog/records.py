@@ -22,15 +22,21 @@ class Api(BaseModel):
     description: str = ""
     source: str = ""
     kind: ItemKind = "api"
-    provider: str = Field("", description="The API or MCP server the item belongs to (a ProgrammableWeb API is its own).")
+    provider: str = Field(
+        "", description="The API or MCP server the item belongs to (a ProgrammableWeb API is its own)."
+    )
     status: Status = "unknown"
-    status_source: str = Field("", description="Where the status came from, e.g. \"openapi deprecated: true\".")
+    status_source: str = Field("", description='Where the status came from, e.g. "openapi deprecated: true".')
     link: str = Field("", description="Documentation or endpoint URL, only where the source has a real one.")
     server: str = Field("", description="MCP tools: the server's name as configured.")
     tool: str = Field("", description="MCP tools: the name to call it by.")
-    details: dict[str, Any] = Field(default_factory=dict, description="Source-specific extras (method, path, input schema, annotations).")
+    details: dict[str, Any] = Field(
+        default_factory=dict, description="Source-specific extras (method, path, input schema, annotations)."
+    )
 
-    @field_validator("name", "url", "description", "source", "provider", "status_source", "link", "server", "tool", mode="before")
+    @field_validator(
+        "name", "url", "description", "source", "provider", "status_source", "link", "server", "tool", mode="before"
+    )
     @classmethod
     def _none_is_empty(cls, value):
         return "" if value is None else value

@@ -7,8 +7,24 @@ SCHEMA_VERSION = "2"
 
 
 def create_tables(db: sqlite_utils.Database) -> None:
-    db["apis"].create({"id": int, "name": str, "url": str, "description": str, "source": str, "kind": str, "provider": str,
-                       "status": str, "status_source": str, "link": str, "server": str, "tool": str, "details": str}, pk="id")
+    db["apis"].create(
+        {
+            "id": int,
+            "name": str,
+            "url": str,
+            "description": str,
+            "source": str,
+            "kind": str,
+            "provider": str,
+            "status": str,
+            "status_source": str,
+            "link": str,
+            "server": str,
+            "tool": str,
+            "details": str,
+        },
+        pk="id",
+    )
     db["categories"].create({"name": str, "api_count": int, "primary_count": int}, pk="name")
     db["api_categories"].create(
         {"api_id": int, "category": str, "is_primary": int, "position": int},

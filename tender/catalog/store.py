@@ -52,7 +52,9 @@ class Catalog:
             self.db = sqlite_utils.Database(connect_read_only(self.path, check_same_thread=False))
             self.meta = {row["key"]: row["value"] for row in self.db["meta"].rows}
         except sqlite3.DatabaseError as error:
-            raise CatalogError(f"{self.path} is not a Tender catalogue ({error}). Rebuild it with `tender catalog build`.") from None
+            raise CatalogError(
+                f"{self.path} is not a Tender catalogue ({error}). Rebuild it with `tender catalog build`."
+            ) from None
         if self.meta.get("schema_version") != SCHEMA_VERSION:
             raise CatalogError(
                 f"{self.path} was built by another version of Tender (catalogue schema {self.meta.get('schema_version', '?')}, "
@@ -60,16 +62,22 @@ class Catalog:
                 "texts already embedded are reused."
             )
         if embedder is not None:
-            check_encoder(f"The catalogue {self.path}", self.encoder, embedder.encoder,
-                          "Rebuild it with this encoder (`tender catalog build`), or load the one it was built with "
-                          "(TENDER_EMBEDDING_MODEL: unset for the stock all-MiniLM-L6-v2, else the model folder).")
+            check_encoder(
+                f"The catalogue {self.path}",
+                self.encoder,
+                embedder.encoder,
+                "Rebuild it with this encoder (`tender catalog build`), or load the one it was built with "
+                "(TENDER_EMBEDDING_MODEL: unset for the stock all-MiniLM-L6-v2, else the model folder).",
+            )
         self._lock = threading.Lock()
         self.embedder = embedder
         self.excluded = frozenset(exclude_mashups)
         self._load()
 
     def __repr__(self):
-        return f"<Catalog {self.path} apis={len(self._apis)} mashups={len(self._mashups)} excluded={len(self.excluded)}>"
+        return (
+            f"<Catalog {self.path} apis={len(self._apis)} mashups={len(self._mashups)} excluded={len(self.excluded)}>"
+        )
 
     # -- loading -------------------------------------------------------------------------------
     def _load(self) -> None:
@@ -77,7 +85,9 @@ class Catalog:
         for row in self.db.query("select api_id, category from api_categories order by api_id, position"):
             categories_of[row["api_id"]].append(row["category"])
         self._apis = {
-            row["id"]: Api(**{**row, "details": json.loads(row["details"] or "{}")}, categories=categories_of.get(row["id"], []))
+            row["id"]: Api(
+                **{**row, "details": json.loads(row["details"] or "{}")}, categories=categories_of.get(row["id"], [])
+            )
             for row in self.db.query("select * from apis order by id")
         }
         self._by_name = {api.name.casefold(): api.id for api in self._apis.values()}
@@ -95,9 +105,15 @@ class Catalog:
             if row["mashup_id"] not in self.excluded:
                 apis_of[row["mashup_id"]].append(row["api_id"])
         self._mashups = {
-            row["id"]: Mashup(id=row["id"], name=row["name"], url=row["url"], description=row["description"],
-                              categories=json.loads(row["categories"] or "[]"), api_ids=apis_of.get(row["id"], []),
-                              api_names=[self._apis[a].name for a in apis_of.get(row["id"], [])])
+            row["id"]: Mashup(
+                id=row["id"],
+                name=row["name"],
+                url=row["url"],
+                description=row["description"],
+                categories=json.loads(row["categories"] or "[]"),
+                api_ids=apis_of.get(row["id"], []),
+                api_names=[self._apis[a].name for a in apis_of.get(row["id"], [])],
+            )
             for row in self.db.query("select * from mashups order by id")
             if row["id"] not in self.excluded
         }
@@ -110,7 +126,8 @@ class Catalog:
 
     def _load_co_usage(self) -> None:
         counts: dict[tuple[int, int], int] = {
-            (row["api_a"], row["api_b"]): row["count"] for row in self.db.query("select api_a, api_b, count from co_usage where api_a < api_b")
+            (row["api_a"], row["api_b"]): row["count"]
+            for row in self.db.query("select api_a, api_b, count from co_usage where api_a < api_b")
         }
         if self.excluded:
             # Take the left-out mashups' pairs back out of the stored graph.
@@ -132,14 +149,20 @@ class Catalog:
     def _load_vectors(self, kind: str) -> VectorTable:
         model = self.meta.get("model")
         ids, blobs = [], []
-        for row in self.db.query("select item_id, vector from embeddings where kind = ? and model = ? order by rowid", [kind, model]):
+        for row in self.db.query(
+            "select item_id, vector from embeddings where kind = ? and model = ? order by rowid", [kind, model]
+        ):
             item_id = row["item_id"] if kind == "category" else int(row["item_id"])
             if kind == "mashup" and item_id not in self._mashups:
                 continue
             ids.append(item_id)
             blobs.append(row["vector"])
         dimension = int(self.meta.get("dimension", 0))
-        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), dimension) if ids else np.zeros((0, dimension), np.float32)
+        matrix = (
+            np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), dimension)
+            if ids
+            else np.zeros((0, dimension), np.float32)
+        )
         return VectorTable(ids=ids, matrix=matrix, row={item_id: i for i, item_id in enumerate(ids)})
 
     # -- records ---------------------------------------------------------------------------------
@@ -265,7 +288,9 @@ class Catalog:
             elif kind == "category":
                 mask &= np.array([name in wanted for name in table.ids], dtype=bool)
             else:
-                mask &= np.array([bool(wanted.intersection(self._mashups[i].categories)) for i in table.ids], dtype=bool)
+                mask &= np.array(
+                    [bool(wanted.intersection(self._mashups[i].categories)) for i in table.ids], dtype=bool
+                )
         if kind == "mashup" and exclude_mashups:
             dropped = set(exclude_mashups)
             mask &= np.array([i not in dropped for i in table.ids], dtype=bool)

@@ -43,8 +43,10 @@ def main(argv=None):
             t0 = time.perf_counter()
             tender.recommend(Request.create(text, protocol=protocol, organisation=args.organisation))
             latencies.append((time.perf_counter() - t0) * 1000)
-        print(f"| {protocol} | {len(latencies)} | {percentile(latencies, 50):.1f} | {percentile(latencies, 95):.1f} | "
-              f"{sum(latencies) / len(latencies):.1f} |")
+        print(
+            f"| {protocol} | {len(latencies)} | {percentile(latencies, 50):.1f} | {percentile(latencies, 95):.1f} | "
+            f"{sum(latencies) / len(latencies):.1f} |"
+        )
     print(f"peak memory (max RSS): {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 

@@ -49,8 +49,9 @@ def free_port() -> int:
 def start_server(catalog: Path, runs: Path, port: int, log) -> subprocess.Popen:
     env = os.environ | {"TENDER_CATALOG": str(catalog), "TENDER_RUNS": str(runs)}
     env.pop("TENDER_HTTP_TOKEN", None)
-    process = subprocess.Popen([TENDER, "serve", "--transport", "http", "--port", str(port)], env=env,
-                               stdout=subprocess.DEVNULL, stderr=log)
+    process = subprocess.Popen(
+        [TENDER, "serve", "--transport", "http", "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=log
+    )
     deadline = time.monotonic() + 180
     while True:
         try:
@@ -140,38 +141,54 @@ def main() -> int:
 
     latencies = result["latencies"]
     figures = {
-        "clients": args.clients, "calls_per_client": args.calls, "calls": len(latencies),
+        "clients": args.clients,
+        "calls_per_client": args.calls,
+        "calls": len(latencies),
         "errors": len(result["errors"]),
-        "p50_ms": round(percentile(latencies, 0.50) * 1000, 1), "p95_ms": round(percentile(latencies, 0.95) * 1000, 1),
-        "max_ms": round(max(latencies) * 1000, 1), "mean_ms": round(statistics.mean(latencies) * 1000, 1),
-        "throughput_per_s": round(len(latencies) / result["wall_s"], 1), "wall_s": round(result["wall_s"], 2),
+        "p50_ms": round(percentile(latencies, 0.50) * 1000, 1),
+        "p95_ms": round(percentile(latencies, 0.95) * 1000, 1),
+        "max_ms": round(max(latencies) * 1000, 1),
+        "mean_ms": round(statistics.mean(latencies) * 1000, 1),
+        "throughput_per_s": round(len(latencies) / result["wall_s"], 1),
+        "wall_s": round(result["wall_s"], 2),
         "server_start_s": round(startup, 2),
         # Where the 2 cores went: the server's agents and the clients' own protocol work share them.
         "server_cpu_ms_per_call": round(server_cpu / len(latencies) * 1000, 1),
         "client_cpu_ms_per_call": round(client_cpu / len(latencies) * 1000, 1),
-        "runs_returned": len(result["run_ids"]), "runs_stored": len(stored & set(result["run_ids"])),
+        "runs_returned": len(result["run_ids"]),
+        "runs_stored": len(stored & set(result["run_ids"])),
         "cpus": os.cpu_count(),
         # Other work on the machine skews every figure: note the 1-minute load average around the run.
-        "load_average_before": round(load_before, 2), "load_average_after": round(os.getloadavg()[0], 2),
+        "load_average_before": round(load_before, 2),
+        "load_average_after": round(os.getloadavg()[0], 2),
     }
-    print(f"{figures['clients']} clients x {figures['calls_per_client']} recommend_apis calls on {args.catalog} "
-          f"({os.cpu_count()} CPUs)")
+    print(
+        f"{figures['clients']} clients x {figures['calls_per_client']} recommend_apis calls on {args.catalog} "
+        f"({os.cpu_count()} CPUs)"
+    )
     print(f"errors            {figures['errors']}")
     print(f"latency p50       {figures['p50_ms']} ms")
     print(f"latency p95       {figures['p95_ms']} ms   (target {args.target_p95 * 1000:.0f} ms)")
     print(f"latency max       {figures['max_ms']} ms")
     print(f"throughput        {figures['throughput_per_s']} calls/s over {figures['wall_s']} s")
-    print(f"CPU per call      {figures['server_cpu_ms_per_call']} ms server, {figures['client_cpu_ms_per_call']} ms clients")
+    print(
+        f"CPU per call      {figures['server_cpu_ms_per_call']} ms server, {figures['client_cpu_ms_per_call']} ms clients"
+    )
     print(f"runs stored       {figures['runs_stored']} of {figures['runs_returned']} returned")
-    print(f"load average      {figures['load_average_before']} before, {figures['load_average_after']} after "
-          f"(1 min; anything else running on the machine slows the figures above)")
+    print(
+        f"load average      {figures['load_average_before']} before, {figures['load_average_after']} after "
+        f"(1 min; anything else running on the machine slows the figures above)"
+    )
     for error in result["errors"][:5]:
         print(f"  error: {error[:200]}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(figures, indent=2))
-    passed = (figures["errors"] == 0 and figures["runs_stored"] == figures["runs_returned"] == figures["calls"]
-              and figures["p95_ms"] <= args.target_p95 * 1000)
+    passed = (
+        figures["errors"] == 0
+        and figures["runs_stored"] == figures["runs_returned"] == figures["calls"]
+        and figures["p95_ms"] <= args.target_p95 * 1000
+    )
     print("PASS" if passed else "FAIL")
     return 0 if passed else 1
 

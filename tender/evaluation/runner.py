@@ -101,15 +101,21 @@ def splits(config: EvalConfig, full: Catalog) -> list[tuple[list[int], list[Mash
     if config.validation:
         pool = validation_pool(ids)
         if not pool:
-            raise NothingToValidate(f"no mashups outside the reported and the tuning samples to validate on (the catalogue "
-                                    f"has {len(ids)}); use a sample without --validation")
+            raise NothingToValidate(
+                f"no mashups outside the reported and the tuning samples to validate on (the catalogue "
+                f"has {len(ids)}); use a sample without --validation"
+            )
         ids = pool
     test = sample_ids(ids, config.sample, config.seed)
     return [(test, [full.get_mashup(i) for i in test])]
 
 
-def evaluate(config: EvalConfig, open_catalog: Callable[[list[int]], Catalog],
-             make_tender: Callable[[Catalog], Tender], progress: bool = True) -> dict:
+def evaluate(
+    config: EvalConfig,
+    open_catalog: Callable[[list[int]], Catalog],
+    make_tender: Callable[[Catalog], Tender],
+    progress: bool = True,
+) -> dict:
     full = open_catalog([])
     names = [a.name for a in full.apis()]
     observations: dict[str, list[Observation]] = {m: [] for m in config.methods}
@@ -119,8 +125,11 @@ def evaluate(config: EvalConfig, open_catalog: Callable[[list[int]], Catalog],
     everything = [m.id for m in full.mashups()]
     for left_out, test in parts:
         catalog = open_catalog(everything if config.no_history else left_out)
-        leaked = set(left_out) & ({m.id for m in catalog.mashups()} | set(catalog.vectors("mashup").ids)
-                                  | {m for a in catalog.api_ids() for m in (x.id for x in catalog.usage_history(a))})
+        leaked = set(left_out) & (
+            {m.id for m in catalog.mashups()}
+            | set(catalog.vectors("mashup").ids)
+            | {m for a in catalog.api_ids() for m in (x.id for x in catalog.usage_history(a))}
+        )
         if leaked:
             raise LeakError(f"test mashups {sorted(leaked)[:5]} are visible to the agents")
         tender = make_tender(catalog) if any(m in PROTOCOLS for m in config.methods) else None
@@ -131,15 +140,20 @@ def evaluate(config: EvalConfig, open_catalog: Callable[[list[int]], Catalog],
             query = mask_names(mashup.description, names) if config.mask_api_names else mashup.description
             for method in config.methods:
                 bar.set_postfix_str(method)
-                observations[method].append(
-                    _observe(method, query, mashup, tender, baselines.get(method), config))
+                observations[method].append(_observe(method, query, mashup, tender, baselines.get(method), config))
                 bar.update()
     bar.close()
-    return {"config": config.public() | {"test_mashups": sum(len(t) for _, t in parts), "model": full.model_name,
-                                         "leave_out_checked": True,
-                                         # an external file's ids are its own, not the catalogue's
-                                         "seen_by_encoder": 0 if config.mashups_path else len(seen_by_encoder(full, parts))},
-            "results": {m: summarise(m, obs) for m, obs in observations.items()}}
+    return {
+        "config": config.public()
+        | {
+            "test_mashups": sum(len(t) for _, t in parts),
+            "model": full.model_name,
+            "leave_out_checked": True,
+            # an external file's ids are its own, not the catalogue's
+            "seen_by_encoder": 0 if config.mashups_path else len(seen_by_encoder(full, parts)),
+        },
+        "results": {m: summarise(m, obs) for m, obs in observations.items()},
+    }
 
 
 def r2api_fold(folder: Path | None, k: int) -> list[int]:
@@ -164,26 +178,40 @@ def _observe(method, query, mashup, tender, baseline, config) -> Observation:
     started = time.perf_counter()
     if baseline is not None:
         final, ranked = baseline(query)
-        return Observation(stages={"final": final}, ranked=ranked, truth=truth,
-                           latency_ms=(time.perf_counter() - started) * 1000)
+        return Observation(
+            stages={"final": final}, ranked=ranked, truth=truth, latency_ms=(time.perf_counter() - started) * 1000
+        )
     try:
-        request = Request.create(query or mashup.name, protocol=method, organisation=config.organisation, top_n=config.top_n)
+        request = Request.create(
+            query or mashup.name, protocol=method, organisation=config.organisation, top_n=config.top_n
+        )
         plan = tender.recommend(request, RunContext()).plan
     except InvalidRequest as error:  # e.g. a description that masking left empty
         return Observation(stages={s: [] for s in STAGES}, ranked=[], truth=truth, latency_ms=0.0, error=str(error))
     bids = sorted(plan.stages.bidding, key=lambda a: -_bid_score(plan, a))
     ranked = list(dict.fromkeys([*plan.stages.final, *bids]))
     stages = plan.stages.model_dump() if PROTOCOLS[method].contract_net else {"final": plan.stages.final}
-    return Observation(stages=stages, ranked=ranked, truth=truth, latency_ms=plan.latency_ms,
-                       tokens=(plan.cost.tokens.input, plan.cost.tokens.output),
-                       contractors=plan.cost.contractors_contacted, messages=plan.cost.messages,
-                       llm=(plan.cost.llm_calls, plan.cost.cache_hits, plan.cost.fallbacks), mashup_id=mashup.id,
-                       tokens_by_step={k: (v.input, v.output) for k, v in plan.cost.tokens_by_step.items()},
-                       tokens_from_cache=(plan.cost.tokens_from_cache.input, plan.cost.tokens_from_cache.output),
-                       repairs=plan.cost.repairs, tidied=plan.cost.tidied,
-                       fallback_notes=[n for n in plan.notes if "reasoner answered this step" in n
-                                       or n.startswith(("Token budget of", "The LLM endpoint failed"))],
-                       confidences=[(_bid_score(plan, a), a in truth) for a in plan.stages.final])
+    return Observation(
+        stages=stages,
+        ranked=ranked,
+        truth=truth,
+        latency_ms=plan.latency_ms,
+        tokens=(plan.cost.tokens.input, plan.cost.tokens.output),
+        contractors=plan.cost.contractors_contacted,
+        messages=plan.cost.messages,
+        llm=(plan.cost.llm_calls, plan.cost.cache_hits, plan.cost.fallbacks),
+        mashup_id=mashup.id,
+        tokens_by_step={k: (v.input, v.output) for k, v in plan.cost.tokens_by_step.items()},
+        tokens_from_cache=(plan.cost.tokens_from_cache.input, plan.cost.tokens_from_cache.output),
+        repairs=plan.cost.repairs,
+        tidied=plan.cost.tidied,
+        fallback_notes=[
+            n
+            for n in plan.notes
+            if "reasoner answered this step" in n or n.startswith(("Token budget of", "The LLM endpoint failed"))
+        ],
+        confidences=[(_bid_score(plan, a), a in truth) for a in plan.stages.final],
+    )
 
 
 def _bid_score(plan, api_id: int) -> float:
@@ -203,8 +231,13 @@ def calibration(confidences: list[tuple[float, bool]]) -> list[dict]:
     for low, high in zip(CONFIDENCE_BINS, CONFIDENCE_BINS[1:]):
         inside = [right for c, right in confidences if low <= c < high or (high == 1.0 and c == 1.0)]
         if inside:
-            bands.append({"confidence": f"{low:.1f}-{high:.1f}", "apis": len(inside),
-                          "right": round(sum(inside) / len(inside), 3)})
+            bands.append(
+                {
+                    "confidence": f"{low:.1f}-{high:.1f}",
+                    "apis": len(inside),
+                    "right": round(sum(inside) / len(inside), 3),
+                }
+            )
     return bands
 
 
@@ -214,8 +247,11 @@ def summarise(method: str, observations: list[Observation]) -> dict:
         if not all(stage in o.stages for o in observations):
             continue
         scores = [prf(o.stages[stage], o.truth) for o in observations]
-        stages[stage] = {"precision": mean(s[0] for s in scores), "recall": mean(s[1] for s in scores),
-                         "f1": mean(s[2] for s in scores)}
+        stages[stage] = {
+            "precision": mean(s[0] for s in scores),
+            "recall": mean(s[1] for s in scores),
+            "f1": mean(s[2] for s in scores),
+        }
     ranking = {}
     for k in KS:
         ranking[f"p@{k}"] = mean(precision_at(o.ranked, o.truth, k) for o in observations)
@@ -227,13 +263,18 @@ def summarise(method: str, observations: list[Observation]) -> dict:
         "stages": stages,
         "ranking": ranking,
         "avg_apis": mean(len(o.stages["final"]) for o in observations),
-        "tokens": {"input": round(mean(o.tokens[0] for o in observations)), "output": round(mean(o.tokens[1] for o in observations))},
+        "tokens": {
+            "input": round(mean(o.tokens[0] for o in observations)),
+            "output": round(mean(o.tokens[1] for o in observations)),
+        },
         "contractors_contacted": mean(o.contractors for o in observations),
         "messages": mean(o.messages for o in observations),
         "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
         "errors": sum(o.error is not None for o in observations),
         "calibration": calibration([c for o in observations for c in o.confidences]),
-        "llm": {name: mean(o.llm[i] for o in observations) for i, name in enumerate(("calls", "cache_hits", "fallbacks"))},
+        "llm": {
+            name: mean(o.llm[i] for o in observations) for i, name in enumerate(("calls", "cache_hits", "fallbacks"))
+        },
     }
     if any(o.llm[0] or o.llm[2] for o in observations):
         summary["llm"] |= llm_summary(observations, stages)
@@ -250,13 +291,31 @@ def llm_summary(observations: list[Observation], stages: dict) -> dict:
     return {
         "repairs": mean(o.repairs for o in observations),
         "tidied": mean(o.tidied for o in observations),
-        "tokens_by_step": {k: {"input": round(mean(o.tokens_by_step.get(k, (0, 0))[0] for o in observations)),
-                               "output": round(mean(o.tokens_by_step.get(k, (0, 0))[1] for o in observations))} for k in steps},
-        "tokens_from_cache": {"input": round(mean(o.tokens_from_cache[0] for o in observations)),
-                              "output": round(mean(o.tokens_from_cache[1] for o in observations))},
+        "tokens_by_step": {
+            k: {
+                "input": round(mean(o.tokens_by_step.get(k, (0, 0))[0] for o in observations)),
+                "output": round(mean(o.tokens_by_step.get(k, (0, 0))[1] for o in observations)),
+            }
+            for k in steps
+        },
+        "tokens_from_cache": {
+            "input": round(mean(o.tokens_from_cache[0] for o in observations)),
+            "output": round(mean(o.tokens_from_cache[1] for o in observations)),
+        },
         "runs_with_fallbacks": [o.mashup_id for o in observations if o.llm[2]],
         "fallback_notes": {str(o.mashup_id): o.fallback_notes for o in observations if o.fallback_notes},
-        "llm_only": {"runs": len(own), "mashups": [o.mashup_id for o in own],
-                     "stages": {stage: {"precision": mean(s[0] for s in v), "recall": mean(s[1] for s in v),
-                                        "f1": mean(s[2] for s in v)} for stage, v in scores.items()} if own else {}},
+        "llm_only": {
+            "runs": len(own),
+            "mashups": [o.mashup_id for o in own],
+            "stages": {
+                stage: {
+                    "precision": mean(s[0] for s in v),
+                    "recall": mean(s[1] for s in v),
+                    "f1": mean(s[2] for s in v),
+                }
+                for stage, v in scores.items()
+            }
+            if own
+            else {},
+        },
     }

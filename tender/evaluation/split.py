@@ -25,8 +25,13 @@ TUNING_SAMPLE, TUNING_SEED = 1000, 1
 VALIDATION_SAMPLES = ((800, 2), (500, 3))
 
 
-def tuning_ids(mashup_ids: list[int], n: int = TUNING_SAMPLE, seed: int = TUNING_SEED,
-               report_sample: int = REPORT_SAMPLE, report_seed: int = REPORT_SEED) -> list[int]:
+def tuning_ids(
+    mashup_ids: list[int],
+    n: int = TUNING_SAMPLE,
+    seed: int = TUNING_SEED,
+    report_sample: int = REPORT_SAMPLE,
+    report_seed: int = REPORT_SEED,
+) -> list[int]:
     """The tuning mashups: drawn from those outside the reported test sample."""
     reported = set(sample_ids(mashup_ids, report_sample, report_seed))
     return sample_ids([i for i in mashup_ids if i not in reported], n, seed)

@@ -48,10 +48,14 @@ class Case:
 
     @classmethod
     def from_dict(cls, row: dict) -> "Case":
-        return cls(id=row["id"], requirement=row["requirement"],
-                   functions=tuple(Function(f["need"], frozenset(f["acceptable"])) for f in row.get("functions", [])),
-                   irrelevant=frozenset(row.get("irrelevant", [])), expect=row.get("expect"),
-                   language=row.get("language", "en"))
+        return cls(
+            id=row["id"],
+            requirement=row["requirement"],
+            functions=tuple(Function(f["need"], frozenset(f["acceptable"])) for f in row.get("functions", [])),
+            irrelevant=frozenset(row.get("irrelevant", [])),
+            expect=row.get("expect"),
+            language=row.get("language", "en"),
+        )
 
 
 def load_cases(path: Path | str = SUITE_PATH) -> list[Case]:
@@ -84,17 +88,29 @@ def read_plan(plan) -> Answer:
 
     verdict = str((plan.get("verdict") if isinstance(plan, dict) else getattr(plan, "verdict", None)) or "plan")
     final = list(dict.fromkeys(int(get(a, "api_id")) for a in apis))
-    step_rows = [{"function": get(s, "function", ""),
-                  "awarded": [int(get(a, "api_id")) for a in get(s, "awarded", []) or []]} for s in steps]
-    return Answer(final=final, steps=step_rows, latency_ms=float(latency or 0.0),
-                  nothing=verdict.strip().lower().startswith("nothing"))
+    step_rows = [
+        {"function": get(s, "function", ""), "awarded": [int(get(a, "api_id")) for a in get(s, "awarded", []) or []]}
+        for s in steps
+    ]
+    return Answer(
+        final=final,
+        steps=step_rows,
+        latency_ms=float(latency or 0.0),
+        nothing=verdict.strip().lower().startswith("nothing"),
+    )
 
 
 def judge(case: Case, answer: Answer) -> dict:
     """One case's verdict."""
     final = answer.final
-    row = {"id": case.id, "language": case.language, "final": final, "error": answer.error,
-           "steps": len(answer.steps), "latency_ms": answer.latency_ms}
+    row = {
+        "id": case.id,
+        "language": case.language,
+        "final": final,
+        "error": answer.error,
+        "steps": len(answer.steps),
+        "latency_ms": answer.latency_ms,
+    }
     if case.expects_nothing:
         # no plan: an empty final set or a "nothing fits" verdict, or a refusal; a crash is not an answer
         no_plan = (not final or answer.nothing) and (answer.error is None or answer.refused)
@@ -148,9 +164,12 @@ def score(cases: Iterable[Case], answer: Callable[[str], object]) -> dict:
         try:
             got = read_plan(answer(case.requirement))
         except Exception as error:  # noqa: BLE001 - a refusal (e.g. InvalidRequest) is an answer too
-            got = Answer(final=[], error=f"{type(error).__name__}: {error}",
-                         latency_ms=(time.perf_counter() - started) * 1000,
-                         refused=type(error).__name__ == "InvalidRequest")
+            got = Answer(
+                final=[],
+                error=f"{type(error).__name__}: {error}",
+                latency_ms=(time.perf_counter() - started) * 1000,
+                refused=type(error).__name__ == "InvalidRequest",
+            )
         rows.append(judge(case, got))
     english = [r for r in rows if r["language"] == "en"]
     other = [r for r in rows if r["language"] != "en"]
@@ -159,29 +178,44 @@ def score(cases: Iterable[Case], answer: Callable[[str], object]) -> dict:
 
 # -- command line -------------------------------------------------------------------------------
 
+
 def _fmt(value) -> str:
     return "–" if value is None else (f"{value:.3f}" if isinstance(value, float) else str(value))
 
 
 def markdown(results: dict[str, dict], history: bool) -> str:
-    lines = [f"Requirement suite ({'with' if history else 'without'} usage history)", "",
-             "| protocol | coverage | precision | all covered | clearly wrong | no plan (nothing cases) | avg APIs | empty | errors |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        f"Requirement suite ({'with' if history else 'without'} usage history)",
+        "",
+        "| protocol | coverage | precision | all covered | clearly wrong | no plan (nothing cases) | avg APIs | empty | errors |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for protocol, result in results.items():
         s = result["english"]
-        lines.append(f"| {protocol} | {_fmt(s['coverage'])} | {_fmt(s['precision'])} | {_fmt(s['all_covered'])} | "
-                     f"{_fmt(s['clearly_wrong'])} | {_fmt(s['no_plan'])} | {_fmt(s['avg_apis'])} | {s['empty_answers']} | "
-                     f"{s['errors']} |")
+        lines.append(
+            f"| {protocol} | {_fmt(s['coverage'])} | {_fmt(s['precision'])} | {_fmt(s['all_covered'])} | "
+            f"{_fmt(s['clearly_wrong'])} | {_fmt(s['no_plan'])} | {_fmt(s['avg_apis'])} | {s['empty_answers']} | "
+            f"{s['errors']} |"
+        )
     first = next(iter(results.values()))
-    lines += ["", (f"English: {first['english']['cases']} function cases ({first['english']['functions']} functions), "
-                   f"{first['english']['nothing_cases']} nothing cases."), "",
-              "Non-English (es, fr), reported apart:", "",
-              "| protocol | coverage | precision | all covered | clearly wrong | avg APIs |",
-              "| --- | --- | --- | --- | --- | --- |"]
+    lines += [
+        "",
+        (
+            f"English: {first['english']['cases']} function cases ({first['english']['functions']} functions), "
+            f"{first['english']['nothing_cases']} nothing cases."
+        ),
+        "",
+        "Non-English (es, fr), reported apart:",
+        "",
+        "| protocol | coverage | precision | all covered | clearly wrong | avg APIs |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for protocol, result in results.items():
         s = result["non_english"]
-        lines.append(f"| {protocol} | {_fmt(s['coverage'])} | {_fmt(s['precision'])} | {_fmt(s['all_covered'])} | "
-                     f"{_fmt(s['clearly_wrong'])} | {_fmt(s['avg_apis'])} |")
+        lines.append(
+            f"| {protocol} | {_fmt(s['coverage'])} | {_fmt(s['precision'])} | {_fmt(s['all_covered'])} | "
+            f"{_fmt(s['clearly_wrong'])} | {_fmt(s['avg_apis'])} |"
+        )
     return "\n".join(lines)
 
 
@@ -191,10 +225,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tender.evaluation.suite", description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", type=Path, required=True, help="catalogue built by `tender catalog build`")
     parser.add_argument("--protocol", default="all", help=f"one of {', '.join(PROTOCOLS)}, or all")
-    parser.add_argument("--suite", type=Path, default=SUITE_PATH, help="requirements JSONL (default: the bundled suite)")
+    parser.add_argument(
+        "--suite", type=Path, default=SUITE_PATH, help="requirements JSONL (default: the bundled suite)"
+    )
     parser.add_argument("--json", dest="json_path", type=Path, help="write the full results (per case too) here")
-    parser.add_argument("--no-history", action="store_true",
-                        help="hide all usage history: open the catalogue with every mashup excluded")
+    parser.add_argument(
+        "--no-history",
+        action="store_true",
+        help="hide all usage history: open the catalogue with every mashup excluded",
+    )
     parser.add_argument("--organisation", default="api", choices=("api", "category"))
     parser.add_argument("--top-n", type=int, default=None, help="contractors reached per call for proposals")
     args = parser.parse_args(argv)
@@ -220,9 +259,12 @@ def main(argv: list[str] | None = None) -> int:
     cases = load_cases(args.suite)
     results = {}
     for protocol in protocols:
+
         def answer(text, protocol=protocol):
-            return tender.recommend(Request.create(text, protocol=protocol, organisation=args.organisation,
-                                                   top_n=args.top_n)).plan
+            return tender.recommend(
+                Request.create(text, protocol=protocol, organisation=args.organisation, top_n=args.top_n)
+            ).plan
+
         started = time.perf_counter()
         results[protocol] = score(cases, answer)
         results[protocol]["seconds"] = round(time.perf_counter() - started, 1)
@@ -230,10 +272,17 @@ def main(argv: list[str] | None = None) -> int:
     print(markdown(results, history=not args.no_history))
     if args.json_path:
         args.json_path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"config": {"db": str(args.db), "suite": str(args.suite), "history": not args.no_history,
-                              "excluded_mashups": len(excluded), "organisation": args.organisation,
-                              "model": catalog.model_name},
-                   "results": results}
+        payload = {
+            "config": {
+                "db": str(args.db),
+                "suite": str(args.suite),
+                "history": not args.no_history,
+                "excluded_mashups": len(excluded),
+                "organisation": args.organisation,
+                "model": catalog.model_name,
+            },
+            "results": results,
+        }
         args.json_path.write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
     return 0
 

@@ -46,8 +46,12 @@ class StaticTokenVerifier:
         return None
 
 
-def build_server(settings: Settings | None = None, *, open_app: Callable[[], AppContext] | None = None,
-                 bearer_token: str | None = None) -> MCPServer:
+def build_server(
+    settings: Settings | None = None,
+    *,
+    open_app: Callable[[], AppContext] | None = None,
+    bearer_token: str | None = None,
+) -> MCPServer:
     """The Tender MCP server. `open_app` replaces how the AppContext is opened (tests pass one with
     their own agents); `bearer_token` makes the HTTP transport require `Authorization: Bearer <token>`."""
     settings = settings or Settings()
@@ -55,8 +59,10 @@ def build_server(settings: Settings | None = None, *, open_app: Callable[[], App
     auth = {}
     if bearer_token:
         # Resource-server settings without an authorization server: the token is checked, nothing else.
-        auth = {"auth": AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None),
-                "token_verifier": StaticTokenVerifier(bearer_token)}
+        auth = {
+            "auth": AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None),
+            "token_verifier": StaticTokenVerifier(bearer_token),
+        }
     server = MCPServer(
         "tender",
         title="Tender: Web API recommendations by contract net",
@@ -81,20 +87,32 @@ def transport_security(host: str, allowed_hosts: Sequence[str] = ()) -> Transpor
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[f"{name}:*" for name in names] + list(allowed_hosts),  # a proxy may drop the port
-        allowed_origins=[f"{scheme}://{name}{port}" for name in names for scheme in ("http", "https") for port in (":*", "")],
+        allowed_origins=[
+            f"{scheme}://{name}{port}" for name in names for scheme in ("http", "https") for port in (":*", "")
+        ],
     )
 
 
 class Unprotected(TenderError):
     def __init__(self, host: str):
-        super().__init__(f"Refusing to serve on {host} without a bearer token: anyone who can reach it could call "
-                         "the tools. Set TENDER_HTTP_TOKEN, or pass --allow-unauthenticated if something in front of "
-                         "Tender checks who calls.")
+        super().__init__(
+            f"Refusing to serve on {host} without a bearer token: anyone who can reach it could call "
+            "the tools. Set TENDER_HTTP_TOKEN, or pass --allow-unauthenticated if something in front of "
+            "Tender checks who calls."
+        )
 
 
-def serve(settings: Settings, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765,
-          allowed_hosts: Sequence[str] = (), *, allow_unauthenticated: bool = False,
-          max_connections: int | None = None, idle_s: float | None = None) -> None:
+def serve(
+    settings: Settings,
+    transport: str = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    allowed_hosts: Sequence[str] = (),
+    *,
+    allow_unauthenticated: bool = False,
+    max_connections: int | None = None,
+    idle_s: float | None = None,
+) -> None:
     """Run until interrupted. Logs go to stderr: under stdio, stdout carries only the protocol. Over HTTP,
     at most `max_connections` are open and one that sends no request for `idle_s` is closed (see limits.py);
     beyond loopback a bearer token is required unless `allow_unauthenticated`."""
@@ -122,10 +140,22 @@ def serve(settings: Settings, transport: str = "stdio", host: str = "127.0.0.1",
         handler["filters"] = ["repeats"]
     max_connections = max_connections or default_max_connections()
     idle_s = idle_s or DEFAULT_IDLE_S
-    log.info("Streamable HTTP on http://%s:%s/mcp%s; at most %d connections, idle ones closed after %g s", host, port,
-             " (bearer token required)" if settings.http_token else "", max_connections, idle_s)
-    uvicorn.run(app, host=host, port=port, log_config=log_config, http=bounded_protocol(max_connections, idle_s),
-                timeout_keep_alive=min(5, idle_s))
+    log.info(
+        "Streamable HTTP on http://%s:%s/mcp%s; at most %d connections, idle ones closed after %g s",
+        host,
+        port,
+        " (bearer token required)" if settings.http_token else "",
+        max_connections,
+        idle_s,
+    )
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_config=log_config,
+        http=bounded_protocol(max_connections, idle_s),
+        timeout_keep_alive=min(5, idle_s),
+    )
 
 
 def _version() -> str:

@@ -49,8 +49,13 @@ class AppContext:
         app = cls(settings=settings, runs=runs, catalog=catalog)
         app.tender().warm_up()
         one_thread_each()
-        log.info("Serving %s (%s APIs, model %s); runs in %s", catalog.path, len(catalog.api_ids()),
-                 catalog.model_name, runs.path)
+        log.info(
+            "Serving %s (%s APIs, model %s); runs in %s",
+            catalog.path,
+            len(catalog.api_ids()),
+            catalog.model_name,
+            runs.path,
+        )
         return app
 
     def limiter(self, manager: str = "offline", contractors: str = "offline") -> anyio.CapacityLimiter:
@@ -80,8 +85,9 @@ class AppContext:
     def _reasoners(self, catalog: Catalog, manager: str, contractors: str) -> dict:
         from tender.agents.reasoners.factory import build_reasoners, llm_settings
 
-        built = build_reasoners(catalog.embedder, manager, contractors, llm_settings(self.settings),
-                                self.settings.bid_model_path)
+        built = build_reasoners(
+            catalog.embedder, manager, contractors, llm_settings(self.settings), self.settings.bid_model_path
+        )
         return {"manager": built[0], "contractors": built[1]}
 
     def close(self) -> None:

@@ -35,44 +35,76 @@ def readable() -> Iterator[None]:
 
 
 def register(server, shared: SharedApp) -> None:
-    @server.resource("catalog://categories", name="categories", title="API categories", mime_type=JSON,
-                     description="Every API category in the catalogue with its number of APIs, by name.")
+    @server.resource(
+        "catalog://categories",
+        name="categories",
+        title="API categories",
+        mime_type=JSON,
+        description="Every API category in the catalogue with its number of APIs, by name.",
+    )
     def categories() -> str:
         with readable():
             catalog = shared.current().require_catalog()
             return json.dumps([c.model_dump() for c in catalog.categories()], indent=1)
 
-    @server.resource("catalog://apis/{api_id}", name="api", title="One API's card", mime_type=JSON,
-                     description="An API by id (or exact name): categories, description, usage count, co-used APIs.")
+    @server.resource(
+        "catalog://apis/{api_id}",
+        name="api",
+        title="One API's card",
+        mime_type=JSON,
+        description="An API by id (or exact name): categories, description, usage count, co-used APIs.",
+    )
     def api(api_id: str, ctx: Context) -> str:
         with readable():
             return api_details(app_of(ctx).require_catalog(), api_id).model_dump_json(indent=1)
 
-    @server.resource("runs://{run_id}", name="run", title="A stored run", mime_type=JSON,
-                     description="A recommendation run by run_id: its plan and its full contract-net transcript.")
+    @server.resource(
+        "runs://{run_id}",
+        name="run",
+        title="A stored run",
+        mime_type=JSON,
+        description="A recommendation run by run_id: its plan and its full contract-net transcript.",
+    )
     def run(run_id: str, ctx: Context) -> str:
         with readable():
             stored = app_of(ctx).runs.get(run_id)
-            return json.dumps({"plan": stored.plan.model_dump(mode="json"),
-                               "transcript": transcript_adapter.dump_python(stored.transcript, mode="json")}, indent=1)
+            return json.dumps(
+                {
+                    "plan": stored.plan.model_dump(mode="json"),
+                    "transcript": transcript_adapter.dump_python(stored.transcript, mode="json"),
+                },
+                indent=1,
+            )
 
     @server.prompt(title="Compose a service from Web APIs")
     def compose_service(
-        requirement: Annotated[str, Field(description=(
-            "The app to build, in plain words: what it does for its users, e.g. 'a map of bike shops with their "
-            "opening hours'."))],
-        protocol: Annotated[str, Field(description=(
-            f"How the agents negotiate: {', '.join(PROTOCOLS)} (default {DEFAULT_PROTOCOL})."))] = DEFAULT_PROTOCOL,
-        category: Annotated[str, Field(description=(
-            "An API category the app must use, e.g. 'Mapping' (optional; completions list the catalogue's names)."))] = "",
+        requirement: Annotated[
+            str,
+            Field(
+                description=(
+                    "The app to build, in plain words: what it does for its users, e.g. 'a map of bike shops with their "
+                    "opening hours'."
+                )
+            ),
+        ],
+        protocol: Annotated[
+            str, Field(description=(f"How the agents negotiate: {', '.join(PROTOCOLS)} (default {DEFAULT_PROTOCOL})."))
+        ] = DEFAULT_PROTOCOL,
+        category: Annotated[
+            str,
+            Field(
+                description=(
+                    "An API category the app must use, e.g. 'Mapping' (optional; completions list the catalogue's names)."
+                )
+            ),
+        ] = "",
     ) -> str:
         """Guide the assistant through recommending the APIs for an app and explaining the choice."""
         name = protocol.strip() or DEFAULT_PROTOCOL
         if name not in PROTOCOLS:
             raise ValueError(f"protocol {protocol!r} is not one of {', '.join(PROTOCOLS)}")
         extra = f', required_categories ["{category.strip()}"]' if category.strip() else ""
-        return COMPOSE_SERVICE.format(requirement=requirement.strip(), protocol=name,
-                                      extra=extra)
+        return COMPOSE_SERVICE.format(requirement=requirement.strip(), protocol=name, extra=extra)
 
     @server.completion()
     async def complete(ref, argument, context) -> Completion | None:
@@ -83,7 +115,11 @@ def register(server, shared: SharedApp) -> None:
                 return _completion([p for p in PROTOCOLS if p.startswith(typed)])
             if argument.name == "category":
                 return _completion(_starting(shared, lambda c: c.category_names(), typed))
-        if isinstance(ref, ResourceTemplateReference) and ref.uri == "catalog://apis/{api_id}" and argument.name == "api_id":
+        if (
+            isinstance(ref, ResourceTemplateReference)
+            and ref.uri == "catalog://apis/{api_id}"
+            and argument.name == "api_id"
+        ):
             return _completion(_starting(shared, lambda c: [a.name for a in c.apis()], typed))
         return None
 

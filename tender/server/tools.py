@@ -28,8 +28,20 @@ from tender.answers.brief import lean, recommendation
 from tender.answers.explain import explain
 from tender.answers.lookup import find_apis, short
 from tender.answers.runs import UnknownRun, keep
-from tender.answers.schemas import (ApiBrief, ApiDetails, CategoryInfo, CategoryList, Comparison, CoUsedApi, Detail,
-                                    Explanation, MashupBrief, ProtocolRun, Recommendation, SearchResults)
+from tender.answers.schemas import (
+    ApiBrief,
+    ApiDetails,
+    CategoryInfo,
+    CategoryList,
+    Comparison,
+    CoUsedApi,
+    Detail,
+    Explanation,
+    MashupBrief,
+    ProtocolRun,
+    Recommendation,
+    SearchResults,
+)
 
 log = logging.getLogger("tender.server")
 T = TypeVar("T")
@@ -41,9 +53,15 @@ if TYPE_CHECKING:
 else:
     ProtocolName = protocol_type()  # the registered protocols, as the schema's enum
 
-Requirement = Annotated[str, Field(description=(
-    "The app or composite service to build, in plain words: what it does for its users, e.g. "
-    "'A site that shows nearby restaurants on a map with their reviews'. Up to 20,000 characters."))]
+Requirement = Annotated[
+    str,
+    Field(
+        description=(
+            "The app or composite service to build, in plain words: what it does for its users, e.g. "
+            "'A site that shows nearby restaurants on a map with their reviews'. Up to 20,000 characters."
+        )
+    ),
+]
 
 
 def app_of(ctx: Context) -> AppContext:
@@ -59,8 +77,9 @@ def fixable() -> Iterator[None]:
         raise ToolError(str(error)) from error
 
 
-async def in_worker(ctx: Context, work: Callable[[RunContext], T], limiter: anyio.CapacityLimiter,
-                    deadline_s: float | None = None) -> T:
+async def in_worker(
+    ctx: Context, work: Callable[[RunContext], T], limiter: anyio.CapacityLimiter, deadline_s: float | None = None
+) -> T:
     """Run blocking agent work on a worker thread, when `limiter` admits it. Its progress reaches
     the client as progress notifications; if the request is cancelled, whether waiting or running, the
     run's cancel event stops it at its next step."""
@@ -131,24 +150,60 @@ async def recommend_apis(
     ctx: Context,
     requirement: Requirement,
     protocol: Annotated[ProtocolName, Field(description=f"How the agents negotiate. {described()}")] = DEFAULT_PROTOCOL,
-    organisation: Annotated[Organisation, Field(description=(
-        "Who the contractors are: 'api' (one agent per API, default) or 'category' (one per category, "
-        "offering that category's APIs)."))] = "api",
-    max_apis: Annotated[int | None, Field(ge=1, le=50, description="At most this many APIs in the plan (1 to 50); omit for no limit.")] = None,
-    required_categories: Annotated[list[str], Field(description=(
-        "Categories the plan must include an API of, e.g. ['Mapping']. Names as list_categories shows them."))] = [],
+    organisation: Annotated[
+        Organisation,
+        Field(
+            description=(
+                "Who the contractors are: 'api' (one agent per API, default) or 'category' (one per category, "
+                "offering that category's APIs)."
+            )
+        ),
+    ] = "api",
+    max_apis: Annotated[
+        int | None, Field(ge=1, le=50, description="At most this many APIs in the plan (1 to 50); omit for no limit.")
+    ] = None,
+    required_categories: Annotated[
+        list[str],
+        Field(
+            description=(
+                "Categories the plan must include an API of, e.g. ['Mapping']. Names as list_categories shows them."
+            )
+        ),
+    ] = [],
     excluded_categories: Annotated[list[str], Field(description="Categories none of whose APIs may be used.")] = [],
     excluded_apis: Annotated[list[int | str], Field(description="APIs (ids or exact names) never to use.")] = [],
-    manager_backend: Annotated[Backend, Field(description=(
-        "Reasoner for the manager: 'offline' (embedded, deterministic, default) or 'llm' (needs an "
-        "OpenAI-compatible endpoint configured on the server)."))] = "offline",
-    contractor_backend: Annotated[Backend, Field(description="Reasoner for the contractors: 'offline' or 'llm'.")] = "offline",
-    deadline_s: Annotated[float | None, Field(gt=0, le=3600, description=(
-        "With an 'llm' backend: seconds the LLM steps may take in all; past it, the remaining steps run offline "
-        "and the plan's notes say so. Omit for the server's default (TENDER_DEADLINE, else none)."))] = None,
-    detail: Annotated[Detail, Field(description=(
-        "'summary' (default): per function, the awarded APIs in a line each. 'full' adds the candidate API ids of "
-        "each stage, the cost, the bid model's rationales and every contract-net message (tens of KB)."))] = "summary",
+    manager_backend: Annotated[
+        Backend,
+        Field(
+            description=(
+                "Reasoner for the manager: 'offline' (embedded, deterministic, default) or 'llm' (needs an "
+                "OpenAI-compatible endpoint configured on the server)."
+            )
+        ),
+    ] = "offline",
+    contractor_backend: Annotated[
+        Backend, Field(description="Reasoner for the contractors: 'offline' or 'llm'.")
+    ] = "offline",
+    deadline_s: Annotated[
+        float | None,
+        Field(
+            gt=0,
+            le=3600,
+            description=(
+                "With an 'llm' backend: seconds the LLM steps may take in all; past it, the remaining steps run offline "
+                "and the plan's notes say so. Omit for the server's default (TENDER_DEADLINE, else none)."
+            ),
+        ),
+    ] = None,
+    detail: Annotated[
+        Detail,
+        Field(
+            description=(
+                "'summary' (default): per function, the awarded APIs in a line each. 'full' adds the candidate API ids of "
+                "each stage, the cost, the bid model's rationales and every contract-net message (tens of KB)."
+            )
+        ),
+    ] = "summary",
 ) -> Annotated[CallToolResult, Recommendation]:
     """Recommend the Web APIs a composite service (mashup) needs, by a contract-net negotiation among agents.
 
@@ -159,10 +214,17 @@ async def recommend_apis(
     app = app_of(ctx)
     with fixable():
         app.require_catalog()
-        request = Request.create(requirement, protocol=protocol, organisation=organisation, constraints={
-            "max_apis": max_apis, "required_categories": required_categories,
-            "excluded_categories": excluded_categories, "excluded_apis": excluded_apis,
-        })
+        request = Request.create(
+            requirement,
+            protocol=protocol,
+            organisation=organisation,
+            constraints={
+                "max_apis": max_apis,
+                "required_categories": required_categories,
+                "excluded_categories": excluded_categories,
+                "excluded_apis": excluded_apis,
+            },
+        )
         tender = app.tender(manager_backend, contractor_backend)
 
         def work(context: RunContext) -> Run:
@@ -170,20 +232,36 @@ async def recommend_apis(
             keep(app.runs, run)  # a plan that cannot be stored is returned with a note saying why
             return run
 
-        run = await in_worker(ctx, work, app.limiter(manager_backend, contractor_backend),
-                              deadline_s if deadline_s is not None else app.settings.deadline_s)
+        run = await in_worker(
+            ctx,
+            work,
+            app.limiter(manager_backend, contractor_backend),
+            deadline_s if deadline_s is not None else app.settings.deadline_s,
+        )
     return result_of(recommendation(run, app.catalog, detail))
 
 
 def explain_bids(
     ctx: Context,
     run_id: Annotated[str, Field(description="The run_id that recommend_apis or compare_protocols returned.")],
-    function: Annotated[str | None, Field(description=(
-        "Limit the explanation to one plan step: its id ('f1', 'f2', ...) or its text. Omit for the whole run."))] = None,
-    detail: Annotated[Detail, Field(description=(
-        "'summary' (default): per function, the winning and best losing bids, and a diagram of the winners. "
-        "'full': every call for proposals with every bid, refusal and decision, the stage sets, the cost and "
-        "the diagram of every message (tens of KB; narrow it with `function`)."))] = "summary",
+    function: Annotated[
+        str | None,
+        Field(
+            description=(
+                "Limit the explanation to one plan step: its id ('f1', 'f2', ...) or its text. Omit for the whole run."
+            )
+        ),
+    ] = None,
+    detail: Annotated[
+        Detail,
+        Field(
+            description=(
+                "'summary' (default): per function, the winning and best losing bids, and a diagram of the winners. "
+                "'full': every call for proposals with every bid, refusal and decision, the stage sets, the cost and "
+                "the diagram of every message (tens of KB; narrow it with `function`)."
+            )
+        ),
+    ] = "summary",
 ) -> Annotated[CallToolResult, Explanation]:
     """Explain how a recommendation was reached: the contract-net negotiation behind a plan.
 
@@ -219,8 +297,12 @@ def _contractor_names(catalog: Catalog | None, run: Run) -> dict[str, str]:
 async def compare_protocols(
     ctx: Context,
     requirement: Requirement,
-    organisation: Annotated[Organisation, Field(description="'api' (one agent per API, default) or 'category'.")] = "api",
-    max_apis: Annotated[int | None, Field(ge=1, le=50, description="At most this many APIs per plan (1 to 50); omit for no limit.")] = None,
+    organisation: Annotated[
+        Organisation, Field(description="'api' (one agent per API, default) or 'category'.")
+    ] = "api",
+    max_apis: Annotated[
+        int | None, Field(ge=1, le=50, description="At most this many APIs per plan (1 to 50); omit for no limit.")
+    ] = None,
 ) -> Comparison:
     """Run the same requirement under every protocol ({protocols}) and set the results side by side:
     each protocol's APIs, latency, messages, contractors contacted and LLM cost, with a run_id per protocol
@@ -229,8 +311,10 @@ async def compare_protocols(
     app = app_of(ctx)
     with fixable():
         app.require_catalog()
-        requests = [Request.create(requirement, protocol=p, organisation=organisation, constraints={"max_apis": max_apis})
-                    for p in PROTOCOLS]
+        requests = [
+            Request.create(requirement, protocol=p, organisation=organisation, constraints={"max_apis": max_apis})
+            for p in PROTOCOLS
+        ]
         tender = app.tender()
 
         def work(context: RunContext) -> list[Run]:
@@ -238,8 +322,15 @@ async def compare_protocols(
             for index, request in enumerate(requests):
                 # A context per protocol, so each plan carries its own cost and latency; one cancel for all.
                 progress = _share_of(context, index, len(requests), request.protocol)
-                run = tender.recommend(request, RunContext(cancel=context.cancel, progress=progress,
-                                                           deadline_s=context.deadline_s, deadline=context.deadline))
+                run = tender.recommend(
+                    request,
+                    RunContext(
+                        cancel=context.cancel,
+                        progress=progress,
+                        deadline_s=context.deadline_s,
+                        deadline=context.deadline,
+                    ),
+                )
                 keep(app.runs, run)
                 runs.append(run)
             return runs
@@ -265,11 +356,16 @@ def _share_of(context: RunContext, index: int, count: int, label: str) -> Callab
 
 def _protocol_run(plan: Plan) -> ProtocolRun:
     return ProtocolRun(
-        protocol=plan.protocol, run_id=plan.run_id,
+        protocol=plan.protocol,
+        run_id=plan.run_id,
         apis=[ApiBrief(api_id=a.api_id, name=a.name, score=a.score) for a in plan.apis],
-        steps=len(plan.steps), latency_ms=plan.latency_ms, messages=plan.cost.messages,
-        contractors_contacted=plan.cost.contractors_contacted, llm_calls=plan.cost.llm_calls,
-        tokens=plan.cost.tokens.input + plan.cost.tokens.output, cost=plan.cost,
+        steps=len(plan.steps),
+        latency_ms=plan.latency_ms,
+        messages=plan.cost.messages,
+        contractors_contacted=plan.cost.contractors_contacted,
+        llm_calls=plan.cost.llm_calls,
+        tokens=plan.cost.tokens.input + plan.cost.tokens.output,
+        cost=plan.cost,
     )
 
 
@@ -303,19 +399,33 @@ def api_details(catalog: Catalog, api_ref: int | str) -> ApiDetails:
     api = catalog.get_api(api_ref)
     history = catalog.usage_history(api.id)
     return ApiDetails(
-        api_id=api.id, name=api.name, url=api.url, categories=api.categories, description=api.description,
+        api_id=api.id,
+        name=api.name,
+        url=api.url,
+        categories=api.categories,
+        description=api.description,
         usage_count=len(history),
-        co_used=[CoUsedApi(api_id=c.api_id, name=catalog.get_api(c.api_id).name, mashups=c.count, weight=round(c.weight, 4))
-                 for c in catalog.co_usage(api.id, limit=10)],
-        recent_mashups=[MashupBrief(mashup_id=m.id, name=m.name, description=short(m.description, 200))
-                        for m in reversed(history[-5:])],
+        co_used=[
+            CoUsedApi(api_id=c.api_id, name=catalog.get_api(c.api_id).name, mashups=c.count, weight=round(c.weight, 4))
+            for c in catalog.co_usage(api.id, limit=10)
+        ],
+        recent_mashups=[
+            MashupBrief(mashup_id=m.id, name=m.name, description=short(m.description, 200))
+            for m in reversed(history[-5:])
+        ],
     )
 
 
 def list_categories(
     ctx: Context,
-    query: Annotated[str | None, Field(description=(
-        "Rank categories by similarity to this text, e.g. 'maps and locations'. Omit to list the largest."))] = None,
+    query: Annotated[
+        str | None,
+        Field(
+            description=(
+                "Rank categories by similarity to this text, e.g. 'maps and locations'. Omit to list the largest."
+            )
+        ),
+    ] = None,
     limit: Annotated[int, Field(ge=1, le=1000, description="How many categories (1 to 1000).")] = 50,
 ) -> CategoryList:
     """The catalogue's API categories with their API counts. With a query, the categories closest to it
@@ -332,4 +442,3 @@ def list_categories(
             largest = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]
             shown = [CategoryInfo(name=name, api_count=n) for name, n in largest]
     return CategoryList(query=query, total=len(counts), categories=shown)
-

@@ -30,7 +30,9 @@ from tender.settings import default_data_dir
 from tender.evaluation.split import encoder_ids
 
 
-def training_pairs(apis: list[Api], mashups: list[Mashup], per_api: int = 30, seed: int = 0) -> list[tuple[str, str, int]]:
+def training_pairs(
+    apis: list[Api], mashups: list[Mashup], per_api: int = 30, seed: int = 0
+) -> list[tuple[str, str, int]]:
     """(requirement, API text, API id) for the encoder's mashups. At most `per_api` pairs per API, so that
     Google Maps (in 38% of mashups) does not drown the long tail; half the requirements have names masked."""
     rng = random.Random(seed)
@@ -72,8 +74,16 @@ def batches(pairs: list, size: int, rng: random.Random):
         yield batch
 
 
-def fine_tune(pairs: list, out: Path, epochs: int = 2, batch_size: int = 32, learning_rate: float = 3e-5,
-              max_seq_length: int = 128, base: Path | None = None, progress: bool = True) -> Path:
+def fine_tune(
+    pairs: list,
+    out: Path,
+    epochs: int = 2,
+    batch_size: int = 32,
+    learning_rate: float = 3e-5,
+    max_seq_length: int = 128,
+    base: Path | None = None,
+    progress: bool = True,
+) -> Path:
     import torch
     from sentence_transformers import SentenceTransformer
 
@@ -85,7 +95,8 @@ def fine_tune(pairs: list, out: Path, epochs: int = 2, batch_size: int = 32, lea
     optimiser = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=0.01)
     # Linear warm-up over a tenth of the steps, then linear decay.
     schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda s: min(1.0, (s + 1) / max(1, steps // 10)) * max(0.0, 1 - s / steps))
+        optimiser, lambda s: min(1.0, (s + 1) / max(1, steps // 10)) * max(0.0, 1 - s / steps)
+    )
 
     def encode(texts):
         return torch.nn.functional.normalize(model(model.tokenize(texts))["sentence_embedding"], dim=-1)
@@ -100,7 +111,9 @@ def fine_tune(pairs: list, out: Path, epochs: int = 2, batch_size: int = 32, lea
                 break
             scores = encode([b[0] for b in batch]) @ encode([b[1] for b in batch]).T * 20.0
             labels = torch.arange(len(batch))
-            loss = (torch.nn.functional.cross_entropy(scores, labels) + torch.nn.functional.cross_entropy(scores.T, labels)) / 2
+            loss = (
+                torch.nn.functional.cross_entropy(scores, labels) + torch.nn.functional.cross_entropy(scores.T, labels)
+            ) / 2
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
@@ -134,7 +147,9 @@ def main(argv=None):
     apis, mashups = read_sources(args.apis, args.mashups)
     pairs = training_pairs(apis, mashups, per_api=args.per_api)
     print(f"{len(pairs)} pairs from {len(encoder_ids([m.id for m in mashups]))} mashups")
-    print(f"wrote {fine_tune(pairs, args.out, epochs=args.epochs, learning_rate=args.learning_rate, progress=not args.quiet)}")
+    print(
+        f"wrote {fine_tune(pairs, args.out, epochs=args.epochs, learning_rate=args.learning_rate, progress=not args.quiet)}"
+    )
 
 
 if __name__ == "__main__":

@@ -22,8 +22,19 @@ from tqdm import tqdm
 from tender.settings import Settings
 from tender.agents.context import RunContext
 from tender.agents.manager import Manager, Negotiation
-from tender.agents.reasoners.embedded import (COLD_FEATURES, FEATURES, MODEL_FILE, TERMS, BidModel, ColdBidModel,
-                                              EmbeddedReasoner, Policy, clause_vectors, features, terms)
+from tender.agents.reasoners.embedded import (
+    COLD_FEATURES,
+    FEATURES,
+    MODEL_FILE,
+    TERMS,
+    BidModel,
+    ColdBidModel,
+    EmbeddedReasoner,
+    Policy,
+    clause_vectors,
+    features,
+    terms,
+)
 from tender.agents.request import Request
 from tender.agents.service import Tender
 from tender.agents.tasks import CoUsageEdge, SelectTask
@@ -60,8 +71,9 @@ def fit_bid_model(x: np.ndarray, y: np.ndarray, l2: float = 30.0, fitted_on: str
     mean, scale = design.mean(axis=0), design.std(axis=0) + 1e-9
     w = fit_logistic((design - mean) / scale, y, l2=l2)
     raw = w[1:] / scale
-    return BidModel(bias=float(w[0] - raw @ mean), weights={name: float(v) for name, v in zip(TERMS, raw)},
-                    fitted_on=fitted_on)
+    return BidModel(
+        bias=float(w[0] - raw @ mean), weights={name: float(v) for name, v in zip(TERMS, raw)}, fitted_on=fitted_on
+    )
 
 
 def fit_cold_model(x: np.ndarray, y: np.ndarray, l2: float = 1.0, fitted_on: str = "") -> ColdBidModel:
@@ -78,8 +90,11 @@ def fit_cold_model(x: np.ndarray, y: np.ndarray, l2: float = 1.0, fitted_on: str
         kept = [k for k in kept if k not in negative]
     raw = np.zeros(len(COLD_FEATURES))
     raw[kept] = w[1:] / scale[kept]
-    return ColdBidModel(bias=float(w[0] - raw[kept] @ mean[kept]),
-                        weights={name: float(v) for name, v in zip(COLD_FEATURES, raw)}, fitted_on=fitted_on)
+    return ColdBidModel(
+        bias=float(w[0] - raw[kept] @ mean[kept]),
+        weights={name: float(v) for name, v in zip(COLD_FEATURES, raw)},
+        fitted_on=fitted_on,
+    )
 
 
 def tuning_queries(full: Catalog, n: int, seed: int, report_seed: int, report_sample: int, held_out=()):
@@ -104,8 +119,15 @@ def collect_features(tender: Tender, queries, shortlist: int = 30, hide_history_
     `hide_history_every`-th query is judged as on a catalogue without usage history (no history, no past
     mashups announced), so that the model learns to bid from what an API does when that is all there is."""
     pool, router = tender._directory("api")
-    manager = Manager(tender.catalog, tender.encoder, tender.manager_reasoner, router, pool, tender.contractor_reasoner,
-                      lexicon=tender.lexicon)
+    manager = Manager(
+        tender.catalog,
+        tender.encoder,
+        tender.manager_reasoner,
+        router,
+        pool,
+        tender.contractor_reasoner,
+        lexicon=tender.lexicon,
+    )
     table = tender.catalog.vectors("api")
     temperature = BidModel.model_fields["temperature"].default
     rows, labels = [], []
@@ -131,8 +153,20 @@ def collect_features(tender: Tender, queries, shortlist: int = 30, hide_history_
                 api = api.model_copy(update={"history": [], "usage_count": 0, "history_vectors": None})
             k = int(np.argmax(f_vectors @ api.vector)) if api.vector is not None else 0
             lexical = tender.lexicon.coverage(f_terms[k], api.terms)
-            rows.append(features(api, q, f_vectors[k], text, temperature, around, by_clause, announced["descriptions"],
-                                 f_around[k], lexical))
+            rows.append(
+                features(
+                    api,
+                    q,
+                    f_vectors[k],
+                    text,
+                    temperature,
+                    around,
+                    by_clause,
+                    announced["descriptions"],
+                    f_around[k],
+                    lexical,
+                )
+            )
             labels.append(api_id in truth)
     return np.array(rows), np.array(labels, dtype=float)
 
@@ -149,20 +183,31 @@ def selection_grid(tender: Tender, queries, reasoner: EmbeddedReasoner):
 
         outcome = protocols.manager_led(manager, negotiation)
         ids = list(dict.fromkeys(p.api_id for p in outcome.proposals))
-        edges = [CoUsageEdge(a=a, b=b, weight=w) for i, a in enumerate(ids) for b in ids[i + 1:]
-                 if (w := tender.catalog.co_usage_weight(a, b)) > 0]
+        edges = [
+            CoUsageEdge(a=a, b=b, weight=w)
+            for i, a in enumerate(ids)
+            for b in ids[i + 1 :]
+            if (w := tender.catalog.co_usage_weight(a, b)) > 0
+        ]
         collab = protocols.collaborative(manager, Negotiation(request, RunContext(), set()))
         cached.append((text, truth, outcome.proposals, edges, collab.proposals))
     best = None
     for missing, bonus in itertools.product((0.0, 0.3, 0.5, 0.8, 1.2), (0.0, 0.1, 0.25, 0.5)):
         policy = replace(reasoner.policy, expected_missing=missing, co_usage_bonus=bonus)
         judge = EmbeddedReasoner(tender.encoder, reasoner.model, policy)
-        f1 = mean(prf(judge.select(SelectTask(requirement=t, functions=[], proposals=p, co_usage=e)).api_ids, truth)[2]
-                  for t, truth, p, e, _ in cached)
+        f1 = mean(
+            prf(judge.select(SelectTask(requirement=t, functions=[], proposals=p, co_usage=e)).api_ids, truth)[2]
+            for t, truth, p, e, _ in cached
+        )
         if best is None or f1 > best[0]:
             best = (f1, missing, bonus)
-    collab_best = max(((mean(prf({p.api_id for p in c if p.score >= t}, truth)[2] for _, truth, _, _, c in cached), t)
-                       for t in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)), key=lambda x: x[0])
+    collab_best = max(
+        (
+            (mean(prf({p.api_id for p in c if p.score >= t}, truth)[2] for _, truth, _, _, c in cached), t)
+            for t in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+        ),
+        key=lambda x: x[0],
+    )
     return best, collab_best
 
 
@@ -173,25 +218,42 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=TUNING_SEED)
     parser.add_argument("--report-seed", type=int, default=REPORT_SEED)
     parser.add_argument("--report-sample", type=int, default=REPORT_SAMPLE)
-    parser.add_argument("--cold-db", help="a catalogue without usage history whose requests also teach the cold "
-                                           "model (e.g. MetaTool's), with --cold-requests")
-    parser.add_argument("--cold-requests", help="its requests (JSONL with description and api_ids); only the even ids "
-                                                "(the tune half) are used")
-    parser.add_argument("--exclude-r2api-fold", type=int, metavar="K",
-                        help="leave the R2API paper's test fold K out of the tuning and the catalogue (for "
-                             "`tender eval --r2api-fold K` with TENDER_BID_MODEL set to the --out file)")
+    parser.add_argument(
+        "--cold-db",
+        help="a catalogue without usage history whose requests also teach the cold "
+        "model (e.g. MetaTool's), with --cold-requests",
+    )
+    parser.add_argument(
+        "--cold-requests",
+        help="its requests (JSONL with description and api_ids); only the even ids (the tune half) are used",
+    )
+    parser.add_argument(
+        "--exclude-r2api-fold",
+        type=int,
+        metavar="K",
+        help="leave the R2API paper's test fold K out of the tuning and the catalogue (for "
+        "`tender eval --r2api-fold K` with TENDER_BID_MODEL set to the --out file)",
+    )
     parser.add_argument("--write", action="store_true", help=f"write the fitted bid model to {MODEL_FILE}")
-    parser.add_argument("--out", type=Path, help="write the fitted bid model here instead (use it with TENDER_BID_MODEL)")
+    parser.add_argument(
+        "--out", type=Path, help="write the fitted bid model here instead (use it with TENDER_BID_MODEL)"
+    )
     parser.add_argument("--no-selection", action="store_true", help="skip the search of selection thresholds")
     # 0.35: see docs/tuning.md
-    parser.add_argument("--description-share", type=float, default=0.35,
-                        help="how much of a bid with usage history is the description's bid (log-odds)")
+    parser.add_argument(
+        "--description-share",
+        type=float,
+        default=0.35,
+        help="how much of a bid with usage history is the description's bid (log-odds)",
+    )
     args = parser.parse_args(argv)
     settings = Settings.from_env()
     embedder = settings.embedder()
     full = Catalog(args.db)
     held_out = r2api_fold(settings.data_dir / "r2api_folds", args.exclude_r2api_fold) if args.exclude_r2api_fold else []
-    ids, reported, queries = tuning_queries(full, args.sample, args.seed, args.report_seed, args.report_sample, held_out)
+    ids, reported, queries = tuning_queries(
+        full, args.sample, args.seed, args.report_seed, args.report_sample, held_out
+    )
     catalog = Catalog(args.db, embedder=embedder, exclude_mashups=set(ids) | set(reported))
     tender = Tender(catalog)
     x, y = collect_features(tender, queries)
@@ -205,14 +267,25 @@ def main(argv=None):
         ex, ey = collect_features(Tender(Catalog(args.cold_db, embedder=embedder)), extra, hide_history_every=0)
         cold_x, cold_y = np.vstack([cold_x, ex]), np.concatenate([cold_y, ey])
         cold_from += f" and {len(extra)} requests of {args.cold_requests} (even ids)"
-    model = fit_bid_model(x[warm], y[warm], fitted_on=f"{len(ids)} tuning mashups (seed {args.seed}) as written and "
-                                                      f"masked, {int(warm.sum())} candidate bids of APIs with history; "
-                                                      "`python -m tender.training.tune --write`")
+    model = fit_bid_model(
+        x[warm],
+        y[warm],
+        fitted_on=f"{len(ids)} tuning mashups (seed {args.seed}) as written and "
+        f"masked, {int(warm.sum())} candidate bids of APIs with history; "
+        "`python -m tender.training.tune --write`",
+    )
     cold = fit_cold_model(cold_x, cold_y, fitted_on=f"{cold_from}, {len(cold_y)} candidate bids")
     # The encoder the features came from: Tender refuses the model with any other (see catalog/encoders.py).
-    model = model.model_copy(update={"encoder": embedder.encoder, "cold": cold, "description_share": args.description_share})
-    print("bid model:", json.dumps({"bias": round(model.bias, 3), **{k: round(v, 3) for k, v in model.weights.items()}}))
-    print("cold bid model:", json.dumps({"bias": round(cold.bias, 3), **{k: round(v, 3) for k, v in cold.weights.items()}}))
+    model = model.model_copy(
+        update={"encoder": embedder.encoder, "cold": cold, "description_share": args.description_share}
+    )
+    print(
+        "bid model:", json.dumps({"bias": round(model.bias, 3), **{k: round(v, 3) for k, v in model.weights.items()}})
+    )
+    print(
+        "cold bid model:",
+        json.dumps({"bias": round(cold.bias, 3), **{k: round(v, 3) for k, v in cold.weights.items()}}),
+    )
     if args.write or args.out:
         target = args.out or MODEL_FILE
         target.write_text(model.model_dump_json(indent=2) + "\n")

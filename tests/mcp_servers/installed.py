@@ -26,8 +26,11 @@ def npm_and_pypi_servers(folder: Path) -> list[Server]:
     return [
         Server(name="everything", command=_require(NPM_BIN / "mcp-server-everything")),
         Server(name="filesystem", command=_require(NPM_BIN / "mcp-server-filesystem"), args=[str(folder)]),
-        Server(name="memory", command=_require(NPM_BIN / "mcp-server-memory"),
-               env={"MEMORY_FILE_PATH": str(folder / "memory.jsonl")}),
+        Server(
+            name="memory",
+            command=_require(NPM_BIN / "mcp-server-memory"),
+            env={"MEMORY_FILE_PATH": str(folder / "memory.jsonl")},
+        ),
         Server(name="time", command=_require(PYPI_BIN / "mcp-server-time")),
         Server(name="fetch", command=_require(PYPI_BIN / "mcp-server-fetch")),
     ]
@@ -35,8 +38,12 @@ def npm_and_pypi_servers(folder: Path) -> list[Server]:
 
 def tender_server(catalog: Path) -> Server:
     """Tender's own MCP server over stdio, on a test catalogue."""
-    return Server(name="tender", command=str(Path(sys.executable).with_name("tender")), args=["serve"],
-                  env={"TENDER_CATALOG": str(catalog), "TENDER_EMBEDDING_MODEL": "hashing", "HF_HUB_OFFLINE": "1"})
+    return Server(
+        name="tender",
+        command=str(Path(sys.executable).with_name("tender")),
+        args=["serve"],
+        env={"TENDER_CATALOG": str(catalog), "TENDER_EMBEDDING_MODEL": "hashing", "HF_HUB_OFFLINE": "1"},
+    )
 
 
 def paged_server() -> Server:

@@ -1,7 +1,6 @@
 """A small MCP server (stdio) whose tools/list comes in pages of two, with a nextCursor between them: the
 client must follow the cursor to see every tool."""
 
-
 import anyio
 from mcp import types
 from mcp.server.lowlevel import Server
@@ -19,8 +18,12 @@ PAGE = 2
 
 async def list_tools(ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
     start = int(params.cursor) if params and params.cursor else 0
-    page = [types.Tool(name=name, description=text, input_schema={"type": "object", "properties": {"id": {"type": "string"}}})
-            for name, text in TOOLS[start:start + PAGE]]
+    page = [
+        types.Tool(
+            name=name, description=text, input_schema={"type": "object", "properties": {"id": {"type": "string"}}}
+        )
+        for name, text in TOOLS[start : start + PAGE]
+    ]
     following = start + PAGE
     return types.ListToolsResult(tools=page, next_cursor=str(following) if following < len(TOOLS) else None)
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from ..context import RunContext
 from ..tasks import Task
 
+
 class Reasoner(ABC):
     name: ClassVar[str]  # as transcripts and notes name it ("offline", "llm")
     uses_llm: ClassVar[bool] = False

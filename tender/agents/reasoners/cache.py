@@ -33,9 +33,18 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._db = sqlite_utils.Database(connect_shared(self.path))
         self._db["responses"].create(
-            {"key": str, "model": str, "request": str, "content": str, "prompt_tokens": int,
-             "completion_tokens": int, "finish_reason": str, "created_at": float},
-            pk="key", if_not_exists=True,
+            {
+                "key": str,
+                "model": str,
+                "request": str,
+                "content": str,
+                "prompt_tokens": int,
+                "completion_tokens": int,
+                "finish_reason": str,
+                "created_at": float,
+            },
+            pk="key",
+            if_not_exists=True,
         )
 
     @staticmethod
@@ -54,12 +63,19 @@ class ResponseCache:
 
     def put(self, request: dict, completion: Completion) -> None:
         with self._lock:
-            self._db["responses"].insert({
-                "key": self.key(request), "model": request.get("model", ""),
-                "request": json.dumps(request, ensure_ascii=False), "content": completion.content,
-                "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
-                "finish_reason": completion.finish_reason, "created_at": time.time(),
-            }, replace=True)
+            self._db["responses"].insert(
+                {
+                    "key": self.key(request),
+                    "model": request.get("model", ""),
+                    "request": json.dumps(request, ensure_ascii=False),
+                    "content": completion.content,
+                    "prompt_tokens": completion.prompt_tokens,
+                    "completion_tokens": completion.completion_tokens,
+                    "finish_reason": completion.finish_reason,
+                    "created_at": time.time(),
+                },
+                replace=True,
+            )
 
     def delete(self, request: dict) -> None:
         with self._lock:

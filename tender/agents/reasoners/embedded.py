@@ -20,16 +20,41 @@ from tender.catalog.encoders import STOCK_NAME, EncoderId, check_encoder, record
 
 from ..context import RunContext
 from ..messages import Neighbourhood
-from ..tasks import (ApiKnowledge, BidDecision, BidDraft, BidTask, CategoryMapping, DecomposeTask, Decomposition,
-                     FunctionSpec, MapCategoriesTask, Selection, SelectTask, Task)
+from ..tasks import (
+    ApiKnowledge,
+    BidDecision,
+    BidDraft,
+    BidTask,
+    CategoryMapping,
+    DecomposeTask,
+    Decomposition,
+    FunctionSpec,
+    MapCategoriesTask,
+    Selection,
+    SelectTask,
+    Task,
+)
 from ..lexicon import Lexicon
 from ..lexicon import terms as words
 from ..text import clauses, is_presentation, mentions, short_name
 from ..vectors import QueryEncoder
 from .base import Reasoner
 
-FEATURES = ("desc_requirement", "desc_function", "history_max", "history_soft", "usage_log", "named", "neighbour_vote",
-            "clause_vote", "description_vote", "history_centroid", "lexical", "function_vote", "has_history")
+FEATURES = (
+    "desc_requirement",
+    "desc_function",
+    "history_max",
+    "history_soft",
+    "usage_log",
+    "named",
+    "neighbour_vote",
+    "clause_vote",
+    "description_vote",
+    "history_centroid",
+    "lexical",
+    "function_vote",
+    "has_history",
+)
 # lexical (the function's words in the API's text, weighted by rarity), function_vote (its description's share
 # among those nearest to the announced function) and has_history let a bid stand on what the API does;
 # description_vote is the description's share among the 20 nearest to the requirement, history_centroid the
@@ -60,7 +85,9 @@ def terms(x: np.ndarray) -> np.ndarray:
 def _require_weights(what: str, weights: dict[str, float], names: Sequence[str]) -> None:
     missing = set(names) - set(weights)
     if missing:
-        raise ValueError(f"{what} lacks weights for {sorted(missing)}; refit with `python -m tender.training.tune --write`")
+        raise ValueError(
+            f"{what} lacks weights for {sorted(missing)}; refit with `python -m tender.training.tune --write`"
+        )
 
 
 class ColdBidModel(BaseModel):
@@ -151,11 +178,18 @@ class Policy:
     ungrounded_margin: float = 0.3
 
 
-def features(api: ApiKnowledge, requirement_vector: np.ndarray, function_vector: np.ndarray | None,
-             requirement: str, temperature: float, neighbourhood: Neighbourhood | None = None,
-             clause_neighbourhoods: Sequence[tuple[np.ndarray, Neighbourhood]] = (),
-             descriptions: Neighbourhood | None = None, function_descriptions: Neighbourhood | None = None,
-             lexical: float = 0.0) -> np.ndarray:
+def features(
+    api: ApiKnowledge,
+    requirement_vector: np.ndarray,
+    function_vector: np.ndarray | None,
+    requirement: str,
+    temperature: float,
+    neighbourhood: Neighbourhood | None = None,
+    clause_neighbourhoods: Sequence[tuple[np.ndarray, Neighbourhood]] = (),
+    descriptions: Neighbourhood | None = None,
+    function_descriptions: Neighbourhood | None = None,
+    lexical: float = 0.0,
+) -> np.ndarray:
     """A contractor's evidence for one API, from its own knowledge only (and what the manager announced: its
     vote is how much of the nearest past mashups' weight its history holds, its clause vote the largest such
     share among the clauses' neighbourhoods, each clause given as its vector, and its description vote its
@@ -179,12 +213,28 @@ def features(api: ApiKnowledge, requirement_vector: np.ndarray, function_vector:
     else:
         h_max = h_soft = h_centre = vote = clause_vote = 0.0
     has_history = 1.0 if api.history_vectors is not None and len(api.history_vectors) else 0.0
-    return np.array([desc_q, desc_f, h_max, h_soft, math.log1p(api.usage_count), mentions(api.name, requirement), vote,
-                     clause_vote, description_vote, h_centre, lexical, function_vote, has_history])
+    return np.array(
+        [
+            desc_q,
+            desc_f,
+            h_max,
+            h_soft,
+            math.log1p(api.usage_count),
+            mentions(api.name, requirement),
+            vote,
+            clause_vote,
+            description_vote,
+            h_centre,
+            lexical,
+            function_vote,
+            has_history,
+        ]
+    )
 
 
-def clause_vectors(encoder: QueryEncoder, requirement: str,
-                   neighbourhoods: Sequence[Neighbourhood]) -> list[tuple[np.ndarray, Neighbourhood]]:
+def clause_vectors(
+    encoder: QueryEncoder, requirement: str, neighbourhoods: Sequence[Neighbourhood]
+) -> list[tuple[np.ndarray, Neighbourhood]]:
     """Each announced clause neighbourhood with its clause's vector, read in the context of the requirement:
     what `features` weighs a contractor's history against."""
     return [(encoder.one(n.about, context=requirement), n) for n in neighbourhoods if n.about]
@@ -207,16 +257,21 @@ def check_bid_model(model: BidModel, embedder, name: str = MODEL_FILE.name) -> N
     if embedder.encoder.name.startswith("hashing"):
         return
     recorded = model.encoder or recorded_encoder(STOCK_NAME, None)
-    check_encoder(f"The bid model {name}", recorded, embedder.encoder,
-                  "Use the encoder it was fitted on (unset TENDER_EMBEDDING_MODEL for the stock one), or refit it for "
-                  "this encoder: `python -m tender.training.tune --db <catalogue built with it> --write`.")
+    check_encoder(
+        f"The bid model {name}",
+        recorded,
+        embedder.encoder,
+        "Use the encoder it was fitted on (unset TENDER_EMBEDDING_MODEL for the stock one), or refit it for "
+        "this encoder: `python -m tender.training.tune --db <catalogue built with it> --write`.",
+    )
 
 
 class EmbeddedReasoner(Reasoner):
     name = "offline"
 
-    def __init__(self, embedder, model: BidModel | None = None, policy: Policy | None = None,
-                 lexicon: Lexicon | None = None):
+    def __init__(
+        self, embedder, model: BidModel | None = None, policy: Policy | None = None, lexicon: Lexicon | None = None
+    ):
         self.encoder = QueryEncoder.wrap(embedder)
         self._model = model
         self.policy = policy or Policy()
@@ -240,8 +295,12 @@ class EmbeddedReasoner(Reasoner):
 
     def run(self, task: Task, context: RunContext):
         context.check()
-        handler = {DecomposeTask: self.decompose, MapCategoriesTask: self.map_categories,
-                   BidTask: self.bid, SelectTask: self.select}[type(task)]
+        handler = {
+            DecomposeTask: self.decompose,
+            MapCategoriesTask: self.map_categories,
+            BidTask: self.bid,
+            SelectTask: self.select,
+        }[type(task)]
         return handler(task)
 
     # 1 ------------------------------------------------------------------------------------------
@@ -254,8 +313,14 @@ class EmbeddedReasoner(Reasoner):
         for i, group in enumerate(groups, start=1):
             text = ", ".join(dict.fromkeys(group))
             earlier = [f.id for f in functions if not is_presentation(f.description)]
-            functions.append(FunctionSpec(id=f"f{i}", name=short_name(text), description=text,
-                                          depends_on=earlier if is_presentation(text) and earlier else []))
+            functions.append(
+                FunctionSpec(
+                    id=f"f{i}",
+                    name=short_name(text),
+                    description=text,
+                    depends_on=earlier if is_presentation(text) and earlier else [],
+                )
+            )
         return Decomposition(functions=functions)
 
     def _group(self, parts) -> list[list[str]]:
@@ -283,9 +348,14 @@ class EmbeddedReasoner(Reasoner):
                     break
         while len(groups) > self.policy.max_functions:
             # Too many needs for one plan: join the neighbouring pair that shares the most explaining APIs.
-            k = max(range(len(groups) - 1), key=lambda j: (len(explained(groups[j]) & explained(groups[j + 1])),
-                                                             -len(groups[j]) - len(groups[j + 1])))
-            groups[k:k + 2] = [sorted(groups[k] + groups[k + 1])]
+            k = max(
+                range(len(groups) - 1),
+                key=lambda j: (
+                    len(explained(groups[j]) & explained(groups[j + 1])),
+                    -len(groups[j]) - len(groups[j + 1]),
+                ),
+            )
+            groups[k : k + 2] = [sorted(groups[k] + groups[k + 1])]
         groups.sort(key=lambda g: g[0])
         return [[parts[i].text for i in g] for g in groups]
 
@@ -293,11 +363,16 @@ class EmbeddedReasoner(Reasoner):
     def map_categories(self, task: MapCategoriesTask) -> CategoryMapping:
         if not task.candidates:
             return CategoryMapping(categories=[], rationale="no candidate categories")
-        scored = sorted(((c.similarity + self.policy.category_votes * c.neighbour_votes, c.name) for c in task.candidates),
-                        reverse=True)
+        scored = sorted(
+            ((c.similarity + self.policy.category_votes * c.neighbour_votes, c.name) for c in task.candidates),
+            reverse=True,
+        )
         best = scored[0][0]
         chosen = [name for score, name in scored if score >= self.policy.category_ratio * best][: task.max_categories]
-        return CategoryMapping(categories=chosen, rationale=f"closest categories by description and by the APIs of similar past mashups (best {best:.2f})")
+        return CategoryMapping(
+            categories=chosen,
+            rationale=f"closest categories by description and by the APIs of similar past mashups (best {best:.2f})",
+        )
 
     # 3 ------------------------------------------------------------------------------------------
     def bid(self, task: BidTask) -> BidDecision:
@@ -316,23 +391,40 @@ class EmbeddedReasoner(Reasoner):
             # The function it would serve: the announced one, or (decomposing itself) its closest clause.
             k = int(np.argmax(part_vectors @ api.vector)) if api.vector is not None and len(parts) > 1 else 0
             lexical = self.lexicon.coverage(part_terms[k], api.terms) if self.lexicon else 0.0
-            x = features(api, q, part_vectors[k], cfp.requirement, self.model.temperature, cfp.neighbourhood, around,
-                         cfp.descriptions, cfp.function_descriptions if cfp.function else None, lexical)
+            x = features(
+                api,
+                q,
+                part_vectors[k],
+                cfp.requirement,
+                self.model.temperature,
+                cfp.neighbourhood,
+                around,
+                cfp.descriptions,
+                cfp.function_descriptions if cfp.function else None,
+                lexical,
+            )
             p = probability(x, self.model)
             cold = x[_HAS_HISTORY] == 0 and "select" in steps and cfp.reserve is None
             if p < (min(threshold, self.policy.self_select_cold_at) if cold else threshold):
                 continue
             category = self._category(api, cfp.categories, part_vectors[k])
-            drafts.append(BidDraft(
-                api_id=api.api_id, score=round(p, 4), function=parts[k] if "decompose" in steps else None,
-                category=category, rationale=self._rationale(api, x, parts[k], part_terms[k]),
-                evidence={name: round(float(v), 4) for name, v in zip(FEATURES, x)},
-            ))
+            drafts.append(
+                BidDraft(
+                    api_id=api.api_id,
+                    score=round(p, 4),
+                    function=parts[k] if "decompose" in steps else None,
+                    category=category,
+                    rationale=self._rationale(api, x, parts[k], part_terms[k]),
+                    evidence={name: round(float(v), 4) for name, v in zip(FEATURES, x)},
+                )
+            )
         drafts.sort(key=lambda d: -d.score)
         if task.knowledge.category or task.knowledge.provider:
             drafts = drafts[: self.policy.max_bids_per_contractor]
         if not drafts:
-            return BidDecision(refusal=f"no API of {task.knowledge.contractor} fits well enough (below {threshold:.2f})")
+            return BidDecision(
+                refusal=f"no API of {task.knowledge.contractor} fits well enough (below {threshold:.2f})"
+            )
         return BidDecision(proposals=drafts)
 
     def _category(self, api: ApiKnowledge, announced: list[str], function_vector: np.ndarray) -> str | None:
@@ -381,23 +473,42 @@ class EmbeddedReasoner(Reasoner):
         for edge in task.co_usage:
             edges[(edge.a, edge.b)] = edges[(edge.b, edge.a)] = edge.weight
         ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))
-        lifted = {api_id: min(1.0, score + self.policy.co_usage_bonus * max(
-            [edges.get((api_id, other), 0.0) for other, _ in ranked[:i]] or [0.0])) for i, (api_id, score) in enumerate(ranked)}
+        lifted = {
+            api_id: min(
+                1.0,
+                score
+                + self.policy.co_usage_bonus
+                * max([edges.get((api_id, other), 0.0) for other, _ in ranked[:i]] or [0.0]),
+            )
+            for i, (api_id, score) in enumerate(ranked)
+        }
         order = sorted(lifted, key=lambda a: (-lifted[a], a))
         size, f1 = expected_f1_size([lifted[a] for a in order], self.policy.expected_missing)
-        chosen = order[: size]
+        chosen = order[:size]
         for function_id, (api_id, score) in best_per_function(task.proposals).items():
             served = any(p.function_id == function_id and p.api_id in chosen for p in task.proposals)
-            if not served and api_id not in chosen and (score >= self.policy.cover_steps_at or self._clear_winner(
-                    score, [p.score for p in task.proposals if p.function_id == function_id and p.api_id != api_id])):
+            if (
+                not served
+                and api_id not in chosen
+                and (
+                    score >= self.policy.cover_steps_at
+                    or self._clear_winner(
+                        score, [p.score for p in task.proposals if p.function_id == function_id and p.api_id != api_id]
+                    )
+                )
+            ):
                 chosen.append(api_id)
         chosen = drop_near_duplicates(chosen, task.proposals)
         chosen = drop_ungrounded(chosen, task.proposals, self.policy.ungrounded_margin)
         if task.max_apis:
             chosen = chosen[: task.max_apis]
-        return Selection(api_ids=chosen, rationale=(
-            f"kept the {size} best bid(s), the set with the highest expected F1 ({f1:.2f}), and each function's best "
-            "credible bid"))
+        return Selection(
+            api_ids=chosen,
+            rationale=(
+                f"kept the {size} best bid(s), the set with the highest expected F1 ({f1:.2f}), and each function's best "
+                "credible bid"
+            ),
+        )
 
 
 def drop_near_duplicates(chosen: list[int], proposals) -> list[int]:
@@ -410,8 +521,15 @@ def drop_near_duplicates(chosen: list[int], proposals) -> list[int]:
     kept: list[int] = []
     for api_id in chosen:
         first = names.get(api_id, "").split(" ")[0].casefold()
-        twin = any(names.get(k, "").split(" ")[0].casefold() == first and functions.get(k, set()) & functions.get(api_id, set())
-                   for k in kept) if len(first) > 2 else False
+        twin = (
+            any(
+                names.get(k, "").split(" ")[0].casefold() == first
+                and functions.get(k, set()) & functions.get(api_id, set())
+                for k in kept
+            )
+            if len(first) > 2
+            else False
+        )
         if not twin:
             kept.append(api_id)
     return kept
@@ -430,8 +548,11 @@ def drop_ungrounded(chosen: list[int], proposals, margin: float) -> list[int]:
 
     def grounded(p) -> bool:
         e = p.evidence
-        return (e.get("named", 0) > 0 or e.get("lexical", 0) > 0
-                or float(e.get("desc_function", 0.0)) >= best[p.function_id] - margin)
+        return (
+            e.get("named", 0) > 0
+            or e.get("lexical", 0) > 0
+            or float(e.get("desc_function", 0.0)) >= best[p.function_id] - margin
+        )
 
     bids: dict[int, list] = {}
     for p in proposals:

@@ -36,9 +36,17 @@ class LLMSettings:
     contractors_per_call: int | None = 4
 
 
-def llm_settings(settings, *, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
-                 timeout_s: float | None = None, max_in_flight: int | None = None, use_cache: bool | None = None,
-                 max_tokens_per_request: int | None = None) -> LLMSettings:
+def llm_settings(
+    settings,
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key: str | None = None,
+    timeout_s: float | None = None,
+    max_in_flight: int | None = None,
+    use_cache: bool | None = None,
+    max_tokens_per_request: int | None = None,
+) -> LLMSettings:
     """The one place LLMSettings are made, for the CLI and the server alike: `settings` (a tender.settings.Settings,
     read from the environment) with the CLI's flags, where given (not None), over it."""
     return LLMSettings(
@@ -53,8 +61,13 @@ def llm_settings(settings, *, base_url: str | None = None, model: str | None = N
     )
 
 
-def build_reasoners(embedder, manager_backend: str = "offline", contractor_backend: str = "offline",
-                    llm: LLMSettings | None = None, bid_model: Path | None = None) -> tuple[Reasoner, Reasoner]:
+def build_reasoners(
+    embedder,
+    manager_backend: str = "offline",
+    contractor_backend: str = "offline",
+    llm: LLMSettings | None = None,
+    bid_model: Path | None = None,
+) -> tuple[Reasoner, Reasoner]:
     """(manager reasoner, contractor reasoner). Both roles on "llm" share one LLM reasoner: one cache,
     one limit of calls in flight. Raises LLMNotConfigured when "llm" is asked for without an endpoint or model.
     `bid_model`: a refitted bid model file instead of the shipped one."""
@@ -68,8 +81,10 @@ def build_reasoners(embedder, manager_backend: str = "offline", contractor_backe
         try:
             model = BidModel.load(bid_model)
         except (OSError, ValueError) as error:  # pydantic's ValidationError is a ValueError
-            raise TenderError(f"Cannot read the bid model {bid_model} (TENDER_BID_MODEL): {str(error).splitlines()[0]}. "
-                              "Refit it with `tender train bids --out FILE`, or unset TENDER_BID_MODEL for the shipped one.") from None
+            raise TenderError(
+                f"Cannot read the bid model {bid_model} (TENDER_BID_MODEL): {str(error).splitlines()[0]}. "
+                "Refit it with `tender train bids --out FILE`, or unset TENDER_BID_MODEL for the shipped one."
+            ) from None
         check_bid_model(model, embedder, str(bid_model))
     offline = EmbeddedReasoner(embedder, model)
     if "llm" not in (manager_backend, contractor_backend):
@@ -82,18 +97,28 @@ def build_llm_reasoner(settings: LLMSettings, fallback: Reasoner) -> Reasoner:
     if not settings.base_url:
         raise LLMNotConfigured(
             "The llm backend needs an OpenAI-compatible endpoint: set TENDER_LLM_BASE_URL or pass --llm-base-url "
-            "(e.g. https://api.openai.com/v1, http://localhost:8000/v1 for vLLM, http://localhost:11434/v1 for Ollama).")
+            "(e.g. https://api.openai.com/v1, http://localhost:8000/v1 for vLLM, http://localhost:11434/v1 for Ollama)."
+        )
     if not settings.model:
         raise LLMNotConfigured(
             "The llm backend needs a model name: set TENDER_LLM_MODEL or pass --llm-model "
-            "(e.g. gpt-4o-mini, or the name the server was started with).")
+            "(e.g. gpt-4o-mini, or the name the server was started with)."
+        )
     from .cache import ResponseCache
     from .llm import LLMReasoner
 
     cache = ResponseCache(settings.cache_path) if settings.use_cache and settings.cache_path else None
     return LLMReasoner(
-        base_url=settings.base_url, model=settings.model, api_key=settings.api_key, fallback=fallback,
-        timeout_s=settings.timeout_s, max_retries=settings.max_retries, max_in_flight=settings.max_in_flight,
-        cache=cache, temperature=settings.temperature, max_output_tokens=settings.max_output_tokens,
-        max_tokens_per_request=settings.max_tokens_per_request, contractors_per_call=settings.contractors_per_call,
+        base_url=settings.base_url,
+        model=settings.model,
+        api_key=settings.api_key,
+        fallback=fallback,
+        timeout_s=settings.timeout_s,
+        max_retries=settings.max_retries,
+        max_in_flight=settings.max_in_flight,
+        cache=cache,
+        temperature=settings.temperature,
+        max_output_tokens=settings.max_output_tokens,
+        max_tokens_per_request=settings.max_tokens_per_request,
+        contractors_per_call=settings.contractors_per_call,
     )

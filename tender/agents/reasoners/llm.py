@@ -128,11 +128,23 @@ class LLMReasoner(Reasoner):
     name = "llm"
     uses_llm = True
 
-    def __init__(self, *, base_url: str, model: str, fallback: Reasoner, api_key: str | None = None,
-                 timeout_s: float = 60, max_retries: int = 3, max_in_flight: int = 4,
-                 cache: ResponseCache | None = None, temperature: float | None = 0.0,
-                 max_output_tokens: int | None = 2048, max_tokens_per_request: int | None = None,
-                 pause_s: float = 30, contractors_per_call: int | None = 4):
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        fallback: Reasoner,
+        api_key: str | None = None,
+        timeout_s: float = 60,
+        max_retries: int = 3,
+        max_in_flight: int = 4,
+        cache: ResponseCache | None = None,
+        temperature: float | None = 0.0,
+        max_output_tokens: int | None = 2048,
+        max_tokens_per_request: int | None = None,
+        pause_s: float = 30,
+        contractors_per_call: int | None = 4,
+    ):
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.fallback = fallback
@@ -148,9 +160,13 @@ class LLMReasoner(Reasoner):
         # each costs a call; None: the request's top_n.
         self.contractors_per_call = contractors_per_call
         # Local servers want no key but the client insists on one; and it must not read the environment.
-        self._client = openai.OpenAI(base_url=self.base_url, api_key=api_key or "no-key",
-                                     timeout=timeout_s, max_retries=max_retries,
-                                     http_client=openai.DefaultHttpxClient(transport=_BoundedTransport()))
+        self._client = openai.OpenAI(
+            base_url=self.base_url,
+            api_key=api_key or "no-key",
+            timeout=timeout_s,
+            max_retries=max_retries,
+            http_client=openai.DefaultHttpxClient(transport=_BoundedTransport()),
+        )
         self._slots = threading.BoundedSemaphore(max_in_flight)
         self._takes_json_schema: bool | None = None  # None until the server has answered one request
         self._paused_until = 0.0
@@ -186,25 +202,36 @@ class LLMReasoner(Reasoner):
             self._note_deadline(context)
             return None
         if time.monotonic() < self._paused_until:
-            note_once(context, f"The LLM endpoint failed ({self._pause_reason}); steps in the {self.pause_s:g} s "
-                               f"after that used the {self.fallback.name} reasoner without asking it.")
+            note_once(
+                context,
+                f"The LLM endpoint failed ({self._pause_reason}); steps in the {self.pause_s:g} s "
+                f"after that used the {self.fallback.name} reasoner without asking it.",
+            )
             return None
         try:
             return self._answer(task, where, context)
         except Unavailable as error:
             if error.pause:
                 self._paused_until, self._pause_reason = time.monotonic() + self.pause_s, str(error)
-            context.note(f"{where}: the LLM endpoint failed ({error}); the {self.fallback.name} reasoner answered this step.")
+            context.note(
+                f"{where}: the LLM endpoint failed ({error}); the {self.fallback.name} reasoner answered this step."
+            )
         except StillInvalid as error:
-            context.note(f"{where}: the repaired answer was still invalid ({error}); "
-                         f"the {self.fallback.name} reasoner answered this step.")
+            context.note(
+                f"{where}: the repaired answer was still invalid ({error}); "
+                f"the {self.fallback.name} reasoner answered this step."
+            )
         except InvalidAnswer as error:
-            context.note(f"{where}: the LLM's answer was invalid ({error}); "
-                         f"the {self.fallback.name} reasoner answered this step.")
+            context.note(
+                f"{where}: the LLM's answer was invalid ({error}); "
+                f"the {self.fallback.name} reasoner answered this step."
+            )
         except _OverBudget:
             self._note_budget(context)
-            context.note(f"{where}: no token budget left to repair the answer; "
-                         f"the {self.fallback.name} reasoner answered this step.")
+            context.note(
+                f"{where}: no token budget left to repair the answer; "
+                f"the {self.fallback.name} reasoner answered this step."
+            )
         return None
 
     def _answer(self, task: Task, where: str, context: RunContext) -> BaseModel:
@@ -256,24 +283,33 @@ class LLMReasoner(Reasoner):
         return budget is not None and context.cost.tokens.input + context.cost.tokens.output >= budget
 
     def _note_deadline(self, context: RunContext) -> None:
-        note_once(context, f"{deadline_words(context).capitalize()} passed: the remaining steps "
-                           f"use the {self.fallback.name} reasoner.")
+        note_once(
+            context,
+            f"{deadline_words(context).capitalize()} passed: the remaining steps "
+            f"use the {self.fallback.name} reasoner.",
+        )
 
     def _note_budget(self, context: RunContext) -> None:
-        note_once(context, f"Token budget of {self._budget(context):,} per request reached: the remaining steps "
-                           f"use the {self.fallback.name} reasoner.")
+        note_once(
+            context,
+            f"Token budget of {self._budget(context):,} per request reached: the remaining steps "
+            f"use the {self.fallback.name} reasoner.",
+        )
 
     # -- one completion: cache, response format, HTTP -----------------------------------------------
-    def _complete(self, messages: list[dict], task: Task, where: str, context: RunContext,
-                  repair: bool = False) -> tuple[Completion, Callable]:
+    def _complete(
+        self, messages: list[dict], task: Task, where: str, context: RunContext, repair: bool = False
+    ) -> tuple[Completion, Callable]:
         """The model's reply to `messages`, from the cache or the endpoint, and `keep()`, which caches it: to
         be called once the reply is found valid, so that an invalid one is never replayed. An invalid reply
         found in the cache (kept by an older Tender) is dropped from it. Its tokens are counted."""
         context.check()
         schema = answer_schema(task)
         step = "repairs" if repair else f"{task.role}.{task.step}"
-        json_schema = self._request(messages, {"type": "json_schema", "json_schema": {
-            "name": task.output.__name__, "schema": schema, "strict": False}})
+        json_schema = self._request(
+            messages,
+            {"type": "json_schema", "json_schema": {"name": task.output.__name__, "schema": schema, "strict": False}},
+        )
         json_mode = self._request(messages, {"type": "json_object", "schema": schema})
         candidates = {None: [json_schema, json_mode], True: [json_schema], False: [json_mode]}[self._takes_json_schema]
         for request in candidates if self.cache is not None else []:
@@ -311,15 +347,22 @@ class LLMReasoner(Reasoner):
             context.check()
             completion, retries = self._post(json_mode, context)  # if this fails too, the question stays open
             self._takes_json_schema = False
-            context.note(f"The LLM server turned down response_format json_schema (HTTP {error.status_code}); "
-                         "asking in JSON mode with the schema from now on.")
+            context.note(
+                f"The LLM server turned down response_format json_schema (HTTP {error.status_code}); "
+                "asking in JSON mode with the schema from now on."
+            )
             return json_mode, completion, retries
         self._takes_json_schema = True
         return json_schema, completion, retries
 
     def _request(self, messages: list[dict], response_format: dict) -> dict:
         """Everything that shapes a reply: what is sent, and the cache key."""
-        request = {"base_url": self.base_url, "model": self.model, "messages": messages, "response_format": response_format}
+        request = {
+            "base_url": self.base_url,
+            "model": self.model,
+            "messages": messages,
+            "response_format": response_format,
+        }
         if self.temperature is not None:
             request["temperature"] = self.temperature
         if self.max_output_tokens is not None:
@@ -345,7 +388,8 @@ class LLMReasoner(Reasoner):
             _limits.until, _limits.timeout_s = until, self.timeout_s
             try:
                 return client.chat.completions.with_raw_response.create(
-                    **params, timeout=max(0.1, min(self.timeout_s, until - time.monotonic())))
+                    **params, timeout=max(0.1, min(self.timeout_s, until - time.monotonic()))
+                )
             finally:
                 _limits.until = None
                 self._slots.release()
@@ -356,7 +400,9 @@ class LLMReasoner(Reasoner):
         try:
             response = raw.parse()
         except ValueError as error:  # JSONDecodeError: a body sent as JSON that is not
-            raise Unavailable(f"HTTP 200 with a body that is not JSON ({error}): {self._body(raw)}", pause=True) from None
+            raise Unavailable(
+                f"HTTP 200 with a body that is not JSON ({error}): {self._body(raw)}", pause=True
+            ) from None
         if not hasattr(response, "choices"):  # a body sent as text/html, e.g. a proxy's page
             raise Unavailable(f"HTTP 200 with a body that is not a chat completion: {self._body(raw)}", pause=True)
         if not response.choices:
@@ -374,7 +420,9 @@ class LLMReasoner(Reasoner):
     @staticmethod
     def _body(raw) -> str:
         text = raw.http_response.text
-        return f"{raw.http_response.headers.get('content-type', 'no content type')}, {clip(' '.join(text.split()), 80)!r}"
+        return (
+            f"{raw.http_response.headers.get('content-type', 'no content type')}, {clip(' '.join(text.split()), 80)!r}"
+        )
 
     def _out_of_time(self, limit: float, context: RunContext) -> Unavailable:
         if context.past_deadline():
@@ -389,18 +437,27 @@ class LLMReasoner(Reasoner):
         if isinstance(error, openai.APITimeoutError):
             return Unavailable(f"no answer within {self.timeout_s:g} s, {attempts}", pause=True)
         if isinstance(error, openai.APIConnectionError):
-            return Unavailable(f"cannot reach {self.base_url}, {attempts}; is the server running? "
-                               "Check TENDER_LLM_BASE_URL or --llm-base-url", pause=True)
+            return Unavailable(
+                f"cannot reach {self.base_url}, {attempts}; is the server running? "
+                "Check TENDER_LLM_BASE_URL or --llm-base-url",
+                pause=True,
+            )
         if isinstance(error, (openai.AuthenticationError, openai.PermissionDeniedError)):
-            return Unavailable(f"HTTP {error.status_code}, the server refused the API key; "
-                               "set TENDER_LLM_API_KEY or --llm-api-key", pause=True)
+            return Unavailable(
+                f"HTTP {error.status_code}, the server refused the API key; set TENDER_LLM_API_KEY or --llm-api-key",
+                pause=True,
+            )
         if isinstance(error, openai.NotFoundError):
-            return Unavailable(f"HTTP 404, no model {self.model!r} at {self.base_url}; check TENDER_LLM_MODEL or "
-                               "--llm-model, and that the base URL ends in /v1", pause=True)
+            return Unavailable(
+                f"HTTP 404, no model {self.model!r} at {self.base_url}; check TENDER_LLM_MODEL or "
+                "--llm-model, and that the base URL ends in /v1",
+                pause=True,
+            )
         if isinstance(error, openai.APIStatusError):
             retried = error.status_code in (408, 409, 429) or error.status_code >= 500
-            return Unavailable(f"HTTP {error.status_code}{', ' + attempts if retried else ''}: {server_message(error)}",
-                               pause=retried)
+            return Unavailable(
+                f"HTTP {error.status_code}{', ' + attempts if retried else ''}: {server_message(error)}", pause=retried
+            )
         return Unavailable(clip(str(error), 200), pause=False)
 
 
@@ -504,8 +561,9 @@ def _tidy_map_all(task: MapAllTask, output) -> list[str]:
     limits = {t.function.id: t.max_categories for t in task.items}
     for mapping in output.mappings:
         if mapping.function_id in limits:
-            mapping.categories, found = _tidy_categories(mapping.categories, limits[mapping.function_id],
-                                                         f"{mapping.function_id}: ")
+            mapping.categories, found = _tidy_categories(
+                mapping.categories, limits[mapping.function_id], f"{mapping.function_id}: "
+            )
             fixes += found
     return fixes
 
@@ -541,8 +599,11 @@ def strip_code_fence(text: str) -> str:
 
 def describe_errors(error: ValidationError, shown: int = 4) -> str:
     items = error.errors()
-    parts = [f"{'.'.join(str(p) for p in item['loc']) or 'the object'}: {item['msg']} "
-             f"(got {clip(json.dumps(item['input'], default=str), 60)})" for item in items[:shown]]
+    parts = [
+        f"{'.'.join(str(p) for p in item['loc']) or 'the object'}: {item['msg']} "
+        f"(got {clip(json.dumps(item['input'], default=str), 60)})"
+        for item in items[:shown]
+    ]
     if len(items) > shown:
         parts.append(f"and {len(items) - shown} more")
     return "; ".join(parts)
@@ -558,8 +619,12 @@ def problems(task: Task, output: BaseModel) -> list[str]:
 def _decompose(task: DecomposeTask, output) -> list[str]:
     ids = [f.id for f in output.functions]
     found = [f"function id {i!r} is used twice" for i in repeated(ids)]
-    found += [f"{f.id} depends on {d!r}, which is not another function's id"
-              for f in output.functions for d in f.depends_on if d not in ids or d == f.id]
+    found += [
+        f"{f.id} depends on {d!r}, which is not another function's id"
+        for f in output.functions
+        for d in f.depends_on
+        if d not in ids or d == f.id
+    ]
     return found
 
 
@@ -567,8 +632,14 @@ def _decompose(task: DecomposeTask, output) -> list[str]:
 def _map(task: MapCategoriesTask, output) -> list[str]:
     names = [c.name for c in task.candidates]
     unknown = [c for c in output.categories if c not in names]
-    found = [f"{', '.join(map(repr, unknown))} {'is not a candidate' if len(unknown) == 1 else 'are not candidates'}; "
-             f"choose from {names}"] if unknown else []
+    found = (
+        [
+            f"{', '.join(map(repr, unknown))} {'is not a candidate' if len(unknown) == 1 else 'are not candidates'}; "
+            f"choose from {names}"
+        ]
+        if unknown
+        else []
+    )
     found += [f"category {c!r} is chosen twice" for c in repeated(output.categories)]
     if len(output.categories) > task.max_categories:
         found.append(f"{len(output.categories)} categories chosen; at most {task.max_categories}")
@@ -586,7 +657,9 @@ def _map_all(task: MapAllTask, output) -> list[str]:
         if mapping is None:
             found.append(f"no categories for {item.function.id}")
             continue
-        found += [f"{item.function.id}: {problem}" for problem in _map(item, CategoryMapping(categories=mapping.categories))]
+        found += [
+            f"{item.function.id}: {problem}" for problem in _map(item, CategoryMapping(categories=mapping.categories))
+        ]
     found += [f"{key!r} is not a function id" for key in chosen if key not in {i.function.id for i in task.items}]
     return found
 
@@ -594,8 +667,11 @@ def _map_all(task: MapAllTask, output) -> list[str]:
 @problems.register
 def _bid(task: BidTask, output) -> list[str]:
     own = [api.api_id for api in task.knowledge.apis]
-    found = [f"api_id {d.api_id} is not one of your APIs {clip(str(own), 80)}"
-             for d in output.proposals if d.api_id not in own]
+    found = [
+        f"api_id {d.api_id} is not one of your APIs {clip(str(own), 80)}"
+        for d in output.proposals
+        if d.api_id not in own
+    ]
     found += [f"api_id {a} is proposed twice" for a in repeated([d.api_id for d in output.proposals])]
     if not output.proposals and not output.refusal:
         found.append("no proposal and no refusal; propose your APIs that fit, or give a refusal")
@@ -633,7 +709,11 @@ def server_message(error: openai.APIStatusError) -> str:
 
 
 def deadline_words(context: RunContext) -> str:
-    return f"the request's deadline of {context.deadline_s:g} s" if context.deadline_s is not None else "the request's deadline"
+    return (
+        f"the request's deadline of {context.deadline_s:g} s"
+        if context.deadline_s is not None
+        else "the request's deadline"
+    )
 
 
 def note_once(context: RunContext, text: str) -> None:

@@ -48,8 +48,15 @@ SCORES = [round(i / 10, 1) for i in range(11)]  # a bid's score: 0, 0.1, ..., 1
 
 # Each step's prompt, system and user messages together, stays within these characters for any requirement and
 # any catalogue (tests/test_prompt_budgets.py); SmolLM2's tokenizer counts about one token for 3.5 of them.
-BUDGET_CHARS = {"manager_decompose": 4000, "manager_map": 1800, "manager_map_all": 6000, "contractor_bid": 2400,
-                "contractor_bid_group": 5000, "contractor_bid_single_agent": 11000, "manager_select": 5600}
+BUDGET_CHARS = {
+    "manager_decompose": 4000,
+    "manager_map": 1800,
+    "manager_map_all": 6000,
+    "contractor_bid": 2400,
+    "contractor_bid_group": 5000,
+    "contractor_bid_single_agent": 11000,
+    "manager_select": 5600,
+}
 
 
 class PromptError(TenderError):
@@ -61,7 +68,9 @@ def load_prompt(name: str) -> str:
     """The text of prompts/{name}.txt. Raises PromptError when it is missing."""
     path = PROMPTS / f"{name}.txt"
     if not path.is_file():
-        raise PromptError(f"No prompt file {name}.txt in the tender package: reinstall it (pip install --force-reinstall).")
+        raise PromptError(
+            f"No prompt file {name}.txt in the tender package: reinstall it (pip install --force-reinstall)."
+        )
     return path.read_text(encoding="utf-8")
 
 
@@ -70,17 +79,23 @@ def render_messages(task: Task) -> list[dict]:
     name = f"{task.role}_{task.step}"
     template = load_prompt(name)
     if INFORMATION_HEADING not in template:
-        raise PromptError(f"tender/prompts/{name}.txt has no line {INFORMATION_HEADING!r}; the data must come after it.")
+        raise PromptError(
+            f"tender/prompts/{name}.txt has no line {INFORMATION_HEADING!r}; the data must come after it."
+        )
     text = string.Template(template).substitute(schema=shape(task), information=information(task), **limits(task))
     system, user = text.split(INFORMATION_HEADING, 1)
-    return [{"role": "system", "content": system.strip()},
-            {"role": "user", "content": (INFORMATION_HEADING + user).strip()}]
+    return [
+        {"role": "system", "content": system.strip()},
+        {"role": "user", "content": (INFORMATION_HEADING + user).strip()},
+    ]
 
 
 def repair_message(problem: str, task: Task) -> dict:
     """The message that sends a validation error back once: the error and the answer's shape, nothing else."""
-    return {"role": "user", "content": string.Template(load_prompt("repair")).substitute(
-        problem=problem, schema=shape(task)).strip()}
+    return {
+        "role": "user",
+        "content": string.Template(load_prompt("repair")).substitute(problem=problem, schema=shape(task)).strip(),
+    }
 
 
 def prompt_chars(messages: list[dict]) -> int:
@@ -152,8 +167,13 @@ def function_line(function) -> str:
 
 @information.register
 def _map(task: MapCategoriesTask) -> str:
-    return "\n".join([requirement(task, task.requirement), element("function", function_line(task.function)),
-                      element("candidate_categories", candidate_line(task))])
+    return "\n".join(
+        [
+            requirement(task, task.requirement),
+            element("function", function_line(task.function)),
+            element("candidate_categories", candidate_line(task)),
+        ]
+    )
 
 
 @information.register
@@ -193,16 +213,24 @@ def shown_apis(task: BidTask) -> tuple[list[ApiKnowledge], int]:
     if len(apis) <= CARDS_SHOWN:
         return apis, 0
     query = set(terms(f"{task.cfp.requirement} {task.cfp.function or ''} {task.cfp.function or ''}"))
-    ranked = sorted(apis, key=lambda a: (-len(query & a.terms) if a.terms else -len(query & set(terms(a.description))),
-                                         -a.usage_count, a.api_id))
+    ranked = sorted(
+        apis,
+        key=lambda a: (
+            -len(query & a.terms) if a.terms else -len(query & set(terms(a.description))),
+            -a.usage_count,
+            a.api_id,
+        ),
+    )
     return ranked[:CARDS_SHOWN], len(apis) - CARDS_SHOWN
 
 
 def api_card(api: ApiKnowledge, query: set[str]) -> list[str]:
     """What a contractor's prompt says of one of its APIs, in at most three lines: name and categories, one or two
     sentences of description, and a few past uses most like the call. No vectors, nothing else."""
-    lines = [f"api_id {api.api_id}: {clip(api.name, NAME_CHARS)} [{', '.join(clip(c, 30) for c in api.categories[:3])}]",
-             f"  {sentences(api.description, DESCRIPTION_CHARS)}"]
+    lines = [
+        f"api_id {api.api_id}: {clip(api.name, NAME_CHARS)} [{', '.join(clip(c, 30) for c in api.categories[:3])}]",
+        f"  {sentences(api.description, DESCRIPTION_CHARS)}",
+    ]
     if api.history:
         uses = sorted(api.history, key=lambda u: -len(query & set(terms(f"{u.name} {u.description}"))))
         shown = "; ".join(f'"{u.name}": {clip(u.description, PAST_USE_CHARS)}' for u in uses[:PAST_USES_SHOWN])
@@ -211,22 +239,30 @@ def api_card(api: ApiKnowledge, query: set[str]) -> list[str]:
 
 
 def shortlist_line(api: ApiKnowledge) -> str:
-    return (f"api_id {api.api_id}: {clip(api.name, NAME_CHARS)} [{', '.join(clip(c, 30) for c in api.categories[:2])}] "
-            f"{sentences(api.description, SHORTLIST_DESCRIPTION_CHARS)}")
+    return (
+        f"api_id {api.api_id}: {clip(api.name, NAME_CHARS)} [{', '.join(clip(c, 30) for c in api.categories[:2])}] "
+        f"{sentences(api.description, SHORTLIST_DESCRIPTION_CHARS)}"
+    )
 
 
 @information.register
 def _select(task: SelectTask) -> str:
     proposals = sorted(task.proposals, key=lambda p: -p.score)[:PROPOSALS_SHOWN]
-    lines = [f"{p.function_id or '-'} | api_id {p.api_id} {clip(p.api_name, NAME_CHARS)} | {p.score:.2f} | {clip(p.rationale, 60)}"
-             for p in proposals]
+    lines = [
+        f"{p.function_id or '-'} | api_id {p.api_id} {clip(p.api_name, NAME_CHARS)} | {p.score:.2f} | {clip(p.rationale, 60)}"
+        for p in proposals
+    ]
     if len(task.proposals) > len(proposals):
         lines.append(f"({len(task.proposals) - len(proposals)} weaker proposals not shown)")
     shown = {p.api_id for p in proposals}
-    edges = sorted((e for e in task.co_usage if e.a in shown and e.b in shown), key=lambda e: -e.weight)[:CO_USAGE_SHOWN]
-    parts = [requirement(task, task.requirement),
-             element("functions", [function_line(f) for f in task.functions]),
-             element("proposals", lines)]
+    edges = sorted((e for e in task.co_usage if e.a in shown and e.b in shown), key=lambda e: -e.weight)[
+        :CO_USAGE_SHOWN
+    ]
+    parts = [
+        requirement(task, task.requirement),
+        element("functions", [function_line(f) for f in task.functions]),
+        element("proposals", lines),
+    ]
     if edges:
         parts.append(element("co_usage", [f"{e.a} + {e.b}: {e.weight:.2f}" for e in edges]))
     return "\n".join(parts)
@@ -254,8 +290,10 @@ def shape(task: Task) -> str:
 
 @shape.register
 def _decompose_shape(task: DecomposeTask) -> str:
-    return ('{"functions": [{"id": "f1", "name": "<short name>", "description": "<the words of the requirement it '
-            'realises>", "depends_on": ["<ids of functions whose output it uses>"]}, ...]}')
+    return (
+        '{"functions": [{"id": "f1", "name": "<short name>", "description": "<the words of the requirement it '
+        'realises>", "depends_on": ["<ids of functions whose output it uses>"]}, ...]}'
+    )
 
 
 @shape.register
@@ -265,7 +303,11 @@ def _map_shape(task: MapCategoriesTask) -> str:
 
 @shape.register
 def _map_all_shape(task: MapAllTask) -> str:
-    return '{"' + '": ["<candidate category>", ...], "'.join(i.function.id for i in task.items) + '": ["<candidate category>", ...]}'
+    return (
+        '{"'
+        + '": ["<candidate category>", ...], "'.join(i.function.id for i in task.items)
+        + '": ["<candidate category>", ...]}'
+    )
 
 
 @shape.register
@@ -275,8 +317,11 @@ def _bid_shape(task: BidTask) -> str:
         extra += ', "function": "<words of the requirement>"'
     if "map" in task.cfp.steps:
         extra += ', "category": "<one of its categories>"'
-    return ('{"proposals": [{"api_id": <id>, "score": <0 to 1>, "rationale": "<one sentence>"' + extra +
-            '}], "refusal": "<why none fits>"}')
+    return (
+        '{"proposals": [{"api_id": <id>, "score": <0 to 1>, "rationale": "<one sentence>"'
+        + extra
+        + '}], "refusal": "<why none fits>"}'
+    )
 
 
 @shape.register
@@ -302,8 +347,15 @@ def answer_schema(task: Task) -> dict:
 @answer_schema.register
 def _decompose_schema(task: DecomposeTask) -> dict:
     ids = [f"f{i}" for i in range(1, 9)]
-    function = obj({"id": {"enum": ids}, "name": text(60), "description": text(240),
-                    "depends_on": {"type": "array", "items": {"enum": ids}, "maxItems": 7}}, ["id", "name", "description"])
+    function = obj(
+        {
+            "id": {"enum": ids},
+            "name": text(60),
+            "description": text(240),
+            "depends_on": {"type": "array", "items": {"enum": ids}, "maxItems": 7},
+        },
+        ["id", "name", "description"],
+    )
     return obj({"functions": {"type": "array", "items": function, "minItems": 1, "maxItems": 8}}, ["functions"])
 
 
@@ -325,14 +377,21 @@ def _map_all_schema(task: MapAllTask) -> dict:
 @answer_schema.register
 def _bid_schema(task: BidTask) -> dict:
     apis, _ = shown_apis(task)
-    draft = {"api_id": {"enum": [a.api_id for a in apis]}, "score": {"enum": SCORES}, "rationale": text(RATIONALE_CHARS)}
+    draft = {
+        "api_id": {"enum": [a.api_id for a in apis]},
+        "score": {"enum": SCORES},
+        "rationale": text(RATIONALE_CHARS),
+    }
     required = ["api_id", "score", "rationale"]
     if "decompose" in task.cfp.steps:
         draft["function"] = text(FUNCTION_CHARS)
         required.append("function")
     if "map" in task.cfp.steps:
-        draft["category"] = {"enum": list(dict.fromkeys(c for a in apis for c in a.categories[:3]))} if any(
-            a.categories for a in apis) else text(60)
+        draft["category"] = (
+            {"enum": list(dict.fromkeys(c for a in apis for c in a.categories[:3]))}
+            if any(a.categories for a in apis)
+            else text(60)
+        )
     proposals = {"type": "array", "items": obj(draft, required), "maxItems": max(1, len(apis))}
     return obj({"proposals": proposals, "refusal": text(RATIONALE_CHARS)}, ["proposals"])
 
@@ -340,7 +399,9 @@ def _bid_schema(task: BidTask) -> dict:
 @answer_schema.register
 def _select_schema(task: SelectTask) -> dict:
     ids = list(dict.fromkeys(p.api_id for p in sorted(task.proposals, key=lambda p: -p.score)[:PROPOSALS_SHOWN]))
-    return obj({"api_ids": {"type": "array", "items": {"enum": ids}, "maxItems": task.max_apis or len(ids)}}, ["api_ids"])
+    return obj(
+        {"api_ids": {"type": "array", "items": {"enum": ids}, "maxItems": task.max_apis or len(ids)}}, ["api_ids"]
+    )
 
 
 # -- text ------------------------------------------------------------------------------------------

@@ -34,6 +34,8 @@ def gather(
     names = [s.info.name for s in sources if s.info.kind.startswith("mcp")]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise SourceError(f"MCP server {twice[0]!r}", "comes from two sources (a listing and a live server, or two "
-                          "listings); name one differently")
+        raise SourceError(
+            f"MCP server {twice[0]!r}",
+            "comes from two sources (a listing and a live server, or two listings); name one differently",
+        )
     return sources

@@ -15,7 +15,6 @@ from .base import Loaded, SourceInfo
 R = TypeVar("R", bound=BaseModel)
 
 
-
 def read_jsonl(path: Path, model: type[R]) -> list[R]:
     path = Path(path)
     if not path.is_file():
@@ -26,8 +25,12 @@ def read_jsonl(path: Path, model: type[R]) -> list[R]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as error:
-                raise MalformedInput(path, number, f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at column "
-                                                   f"{error.start + 1}); save the file as UTF-8") from None
+                raise MalformedInput(
+                    path,
+                    number,
+                    f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at column "
+                    f"{error.start + 1}); save the file as UTF-8",
+                ) from None
             if not line.strip():
                 continue
             try:
@@ -78,8 +81,13 @@ def with_status(api: Api) -> Api:
 def load_jsonl(apis_path: Path, mashups_path: Path | None = None) -> Loaded:
     apis, mashups = read_sources(apis_path, mashups_path)
     hashes = {str(Path(p).resolve()): file_hash(p) for p in (apis_path, mashups_path) if p is not None}
-    info = SourceInfo(kind="jsonl", name=str(Path(apis_path).resolve()), sha256=hashes, items=len(apis),
-                      detail=f"{len(mashups)} mashups" if mashups_path else "no mashups")
+    info = SourceInfo(
+        kind="jsonl",
+        name=str(Path(apis_path).resolve()),
+        sha256=hashes,
+        items=len(apis),
+        detail=f"{len(mashups)} mashups" if mashups_path else "no mashups",
+    )
     return Loaded(info=info, apis=[with_status(a) for a in apis], mashups=mashups)
 
 
@@ -91,8 +99,9 @@ def read_mashup_ids(path: Path) -> list[int]:
             try:
                 ids.append(int(line))
             except ValueError:
-                raise MalformedInput(path, number, f"{line.strip()[:40]!r} is not a mashup id; "
-                                                   "write one whole number per line") from None
+                raise MalformedInput(
+                    path, number, f"{line.strip()[:40]!r} is not a mashup id; write one whole number per line"
+                ) from None
     return ids
 
 

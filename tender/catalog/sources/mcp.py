@@ -64,7 +64,7 @@ def server_from_argument(text: str) -> Server:
     name = ""
     prefix = re.match(r"^([\w.-]+)=(?!=)", text)
     if prefix and " " not in prefix.group(1):
-        name, text = prefix.group(1), text[prefix.end():].strip()
+        name, text = prefix.group(1), text[prefix.end() :].strip()
     if not text:
         raise SourceError(f"--mcp {name}=", "names no command or URL")
     if text.startswith(("http://", "https://")):
@@ -105,9 +105,17 @@ def servers_from_config(path: Path) -> list[Server]:
         if entry.get("disabled"):
             continue
         try:
-            servers.append(Server(name=name, command=entry.get("command") or "", args=entry.get("args") or [],
-                                  env=entry.get("env") or {}, cwd=entry.get("cwd"), url=entry.get("url") or "",
-                                  origin=str(path)))
+            servers.append(
+                Server(
+                    name=name,
+                    command=entry.get("command") or "",
+                    args=entry.get("args") or [],
+                    env=entry.get("env") or {},
+                    cwd=entry.get("cwd"),
+                    url=entry.get("url") or "",
+                    origin=str(path),
+                )
+            )
         except ValidationError as error:
             raise SourceError(f"{path}, server {name!r}", f"is malformed ({error.errors()[0]['msg']})") from None
     return servers
@@ -117,9 +125,12 @@ def check_unique(servers: list[Server]) -> None:
     seen: dict[str, Server] = {}
     for server in servers:
         if server.name in seen:
-            raise SourceError(f"MCP server {server.name!r}", f"is named twice ({seen[server.name].origin or '--mcp'}: "
-                              f"{seen[server.name].describe()}; {server.origin or '--mcp'}: {server.describe()}); "
-                              "give one another name (NAME=... with --mcp)")
+            raise SourceError(
+                f"MCP server {server.name!r}",
+                f"is named twice ({seen[server.name].origin or '--mcp'}: "
+                f"{seen[server.name].describe()}; {server.origin or '--mcp'}: {server.describe()}); "
+                "give one another name (NAME=... with --mcp)",
+            )
         seen[server.name] = server
 
 
@@ -174,8 +185,12 @@ async def _list_one(server: Server, timeout: float) -> ServerListing:
         raise SourceError(where, f"failed: {_describe(error)}") from None
     if not tools:
         raise SourceError(where, "lists no tools")
-    return ServerListing(name=server.name, command=shlex.join([server.command, *server.args]) if server.command else "",
-                         url=server.url, tools=tools)
+    return ServerListing(
+        name=server.name,
+        command=shlex.join([server.command, *server.args]) if server.command else "",
+        url=server.url,
+        tools=tools,
+    )
 
 
 def _describe(error: BaseException) -> str:
@@ -192,7 +207,9 @@ def _describe(error: BaseException) -> str:
     return f"{text}; its stderr: {notes}" if notes else text
 
 
-def list_servers(servers: list[Server], *, timeout: float = 30.0, skip_failed: bool = False) -> tuple[list[ServerListing], list[tuple[Server, str]]]:
+def list_servers(
+    servers: list[Server], *, timeout: float = 30.0, skip_failed: bool = False
+) -> tuple[list[ServerListing], list[tuple[Server, str]]]:
     """Every server's tools, listed concurrently, each within `timeout` seconds. The first failure raises a
     SourceError naming its server, unless skip_failed, which returns the failures beside the listings."""
     check_unique(servers)
@@ -229,8 +246,11 @@ def read_listing(path: Path) -> list[ServerListing]:
         listing = Listing.model_validate_json(read_text(path))
     except ValidationError as error:
         first = error.errors()[0]
-        raise SourceError(path, f"is not a listing ({'.'.join(map(str, first['loc']))}: {first['msg']}); "
-                          "write one with `tender catalog list-tools --save`") from None
+        raise SourceError(
+            path,
+            f"is not a listing ({'.'.join(map(str, first['loc']))}: {first['msg']}); "
+            "write one with `tender catalog list-tools --save`",
+        ) from None
     if not listing.servers or not any(s.tools for s in listing.servers):
         raise SourceError(path, "is an empty listing: no server, or no tools")
     return listing.servers
@@ -249,8 +269,10 @@ def tools_of(listing: ServerListing, status_source: str, origin: str) -> list[Ap
             tool = types.Tool.model_validate(raw)
         except ValidationError as error:
             first = error.errors()[0]
-            raise SourceError(f"MCP server {listing.name!r} ({origin})",
-                              f"tool {number} is malformed ({'.'.join(map(str, first['loc']))}: {first['msg']})") from None
+            raise SourceError(
+                f"MCP server {listing.name!r} ({origin})",
+                f"tool {number} is malformed ({'.'.join(map(str, first['loc']))}: {first['msg']})",
+            ) from None
         title = tool.title or (tool.annotations.title if tool.annotations else None) or ""
         text = (tool.description or "").strip()
         if title and title.casefold() not in text.casefold():
@@ -258,33 +280,70 @@ def tools_of(listing: ServerListing, status_source: str, origin: str) -> list[Ap
         schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
         properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
         required = [r for r in schema.get("required") or [] if r in properties]
-        inputs = {name: (spec.get("type", "any") if isinstance(spec, dict) else "any") for name, spec in properties.items()}
-        items.append(Api(
-            id=0, name=f"{tool.name} ({listing.name})", kind="tool", provider=listing.name, server=listing.name,
-            tool=tool.name, description=text[:2000], source=origin, status="active", status_source=status_source,
-            link=listing.url,
-            details={"title": title, "inputs": [*required, *(n for n in properties if n not in required)][:10],
-                     "input_schema": {"properties": inputs, "required": required},
-                     "annotations": tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}},
-        ))
+        inputs = {
+            name: (spec.get("type", "any") if isinstance(spec, dict) else "any") for name, spec in properties.items()
+        }
+        items.append(
+            Api(
+                id=0,
+                name=f"{tool.name} ({listing.name})",
+                kind="tool",
+                provider=listing.name,
+                server=listing.name,
+                tool=tool.name,
+                description=text[:2000],
+                source=origin,
+                status="active",
+                status_source=status_source,
+                link=listing.url,
+                details={
+                    "title": title,
+                    "inputs": [*required, *(n for n in properties if n not in required)][:10],
+                    "input_schema": {"properties": inputs, "required": required},
+                    "annotations": tool.annotations.model_dump(by_alias=True, exclude_none=True)
+                    if tool.annotations
+                    else {},
+                },
+            )
+        )
     return items
 
 
-def loaded_from_listings(listings: list[ServerListing], *, kind: str, origin: str = "", status_source: str,
-                         hashes: dict[str, str] | None = None) -> list[Loaded]:
+def loaded_from_listings(
+    listings: list[ServerListing],
+    *,
+    kind: str,
+    origin: str = "",
+    status_source: str,
+    hashes: dict[str, str] | None = None,
+) -> list[Loaded]:
     """One Loaded source per server."""
-    return [Loaded(info=SourceInfo(kind=kind, name=listing.name, detail=origin or listing.url or listing.command,
-                                   items=len(listing.tools), sha256=hashes or {}),
-                   apis=tools_of(listing, status_source, origin or listing.url or listing.command))
-            for listing in listings]
+    return [
+        Loaded(
+            info=SourceInfo(
+                kind=kind,
+                name=listing.name,
+                detail=origin or listing.url or listing.command,
+                items=len(listing.tools),
+                sha256=hashes or {},
+            ),
+            apis=tools_of(listing, status_source, origin or listing.url or listing.command),
+        )
+        for listing in listings
+    ]
 
 
 def load_listing(path: Path) -> list[Loaded]:
     path = Path(path)
     listings = read_listing(path)
     check_unique([Server(name=s.name, command=s.command or "?", url=s.url, origin=str(path)) for s in listings])
-    return loaded_from_listings(listings, kind="mcp-listing", origin=str(path.resolve()),
-                                status_source=f"listed in {path.name}", hashes={str(path.resolve()): file_hash(path)})
+    return loaded_from_listings(
+        listings,
+        kind="mcp-listing",
+        origin=str(path.resolve()),
+        status_source=f"listed in {path.name}",
+        hashes={str(path.resolve()): file_hash(path)},
+    )
 
 
 def load_servers(servers: list[Server], *, timeout: float = 30.0, skip_failed: bool = False) -> list[Loaded]:
@@ -292,5 +351,7 @@ def load_servers(servers: list[Server], *, timeout: float = 30.0, skip_failed: b
     with no items and the reason, so that `tender catalog info` shows it."""
     listings, failed = list_servers(servers, timeout=timeout, skip_failed=skip_failed)
     loaded = loaded_from_listings(listings, kind="mcp", status_source="listed by the server")
-    loaded += [Loaded(info=SourceInfo(kind="mcp", name=s.name, detail=s.describe(), skipped=reason)) for s, reason in failed]
+    loaded += [
+        Loaded(info=SourceInfo(kind="mcp", name=s.name, detail=s.describe(), skipped=reason)) for s, reason in failed
+    ]
     return loaded

@@ -34,9 +34,13 @@ def load_openapi(path: Path) -> Loaded:
     """Every operation of every document at `path`, or a SourceError naming the document that cannot be read."""
     files = documents(path)
     apis = [api for document in files for api in read_document(document)]
-    info = SourceInfo(kind="openapi", name=str(Path(path).resolve()), items=len(apis),
-                      detail=f"{len(files)} document{'s' if len(files) != 1 else ''}",
-                      sha256={str(f.resolve()): file_hash(f) for f in files})
+    info = SourceInfo(
+        kind="openapi",
+        name=str(Path(path).resolve()),
+        items=len(apis),
+        detail=f"{len(files)} document{'s' if len(files) != 1 else ''}",
+        sha256={str(f.resolve()): file_hash(f) for f in files},
+    )
     return Loaded(info=info, apis=apis)
 
 
@@ -47,7 +51,9 @@ def parse(document: Path) -> dict:
     except yaml.YAMLError as error:
         where = getattr(error, "problem_mark", None)
         line = f" at line {where.line + 1}" if where else ""
-        raise SourceError(document, f"does not parse as YAML or JSON{line} ({getattr(error, 'problem', None) or error})") from None
+        raise SourceError(
+            document, f"does not parse as YAML or JSON{line} ({getattr(error, 'problem', None) or error})"
+        ) from None
     if not isinstance(spec, dict):
         raise SourceError(document, "is not an OpenAPI document (its top level is not a mapping)")
     version = str(spec.get("openapi") or spec.get("swagger") or "")
@@ -75,20 +81,38 @@ def read_document(document: Path) -> list[Api]:
             if not isinstance(operation, dict):
                 continue
             label = str(operation.get("operationId") or f"{method.upper()} {route}")
-            text = ". ".join(str(operation.get(k) or "").strip().rstrip(".") for k in ("summary", "description") if operation.get(k))
-            own_docs = (operation.get("externalDocs") or {}).get("url", "") if isinstance(operation.get("externalDocs"), dict) else ""
+            text = ". ".join(
+                str(operation.get(k) or "").strip().rstrip(".") for k in ("summary", "description") if operation.get(k)
+            )
+            own_docs = (
+                (operation.get("externalDocs") or {}).get("url", "")
+                if isinstance(operation.get("externalDocs"), dict)
+                else ""
+            )
             deprecated = operation.get("deprecated") is True
-            items.append(Api(
-                id=0, name=f"{label} ({title})", kind="operation", provider=title, source=document.name,
-                categories=[str(t) for t in operation.get("tags") or [] if str(t).strip()],
-                description=text[:MAX_DESCRIPTION], url=f"{method.upper()} {route}",
-                status="deprecated" if deprecated else "active",
-                status_source="openapi deprecated: true" if deprecated else f"listed in {document.name}",
-                link=own_docs or docs or base,
-                details={"method": method.upper(), "path": route, "operation_id": operation.get("operationId") or "",
-                         "version": version, "endpoint": f"{base}{route}" if base else "",
-                         "inputs": parameter_names(operation.get("parameters") or [], operation)},
-            ))
+            items.append(
+                Api(
+                    id=0,
+                    name=f"{label} ({title})",
+                    kind="operation",
+                    provider=title,
+                    source=document.name,
+                    categories=[str(t) for t in operation.get("tags") or [] if str(t).strip()],
+                    description=text[:MAX_DESCRIPTION],
+                    url=f"{method.upper()} {route}",
+                    status="deprecated" if deprecated else "active",
+                    status_source="openapi deprecated: true" if deprecated else f"listed in {document.name}",
+                    link=own_docs or docs or base,
+                    details={
+                        "method": method.upper(),
+                        "path": route,
+                        "operation_id": operation.get("operationId") or "",
+                        "version": version,
+                        "endpoint": f"{base}{route}" if base else "",
+                        "inputs": parameter_names(operation.get("parameters") or [], operation),
+                    },
+                )
+            )
     return items
 
 
@@ -116,4 +140,6 @@ def parameter_names(parameters: list, operation: dict) -> list[str]:
                 names.append(str(name))
     if operation.get("requestBody"):
         names.append("body")
-    return list(dict.fromkeys(names))[:MAX_INPUTS]  # path-level parameters (keys, formats) are left out: they say nothing of the function
+    return list(dict.fromkeys(names))[
+        :MAX_INPUTS
+    ]  # path-level parameters (keys, formats) are left out: they say nothing of the function
