@@ -19,7 +19,7 @@ from tender.agents.reasoners.embedded import (
     drop_ungrounded,
     probability,
 )
-from tender.agents.protocols import PROTOCOLS
+from tender.agents.protocols import PROTOCOLS, unserved_reason
 from tender.agents.request import Request
 from tender.agents.reasoners.factory import build_reasoners
 from tender.agents.service import Tender
@@ -314,3 +314,27 @@ def test_a_function_whose_low_best_bid_clearly_leads_the_rest_is_still_served(em
 
     assert 0 in EmbeddedReasoner(embedder).select(task).api_ids
     assert 0 not in EmbeddedReasoner(embedder, policy=Policy(cover_lead=0.0)).select(task).api_ids
+
+
+def test_an_unserved_step_whose_best_bidder_serves_another_says_so_and_names_the_next():
+    def propose(api_id, name, function_id, score):
+        return Propose(
+            sender=f"api:{api_id}",
+            receiver="manager",
+            task_id="t1",
+            api_id=api_id,
+            api_name=name,
+            score=score,
+            rationale="r",
+            function_id=function_id,
+        )
+
+    bids = [propose(370, "Google Maps", "f3", 0.55), propose(918, "Yelp Fusion", "f3", 0.07)]
+
+    assert unserved_reason("their reviews", bids, {370: "f2"}) == (
+        "no credible bid for 'their reviews' of its own: the best, Google Maps (0.55), serves f2; "
+        "the next, Yelp Fusion at 0.07, fell short"
+    )
+    assert unserved_reason("their reviews", bids, {}) == (
+        "no credible bid for 'their reviews': the best, Google Maps at 0.55, fell short"
+    )

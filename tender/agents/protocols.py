@@ -269,6 +269,17 @@ register(
 )
 
 
+def unserved_reason(function: str, bids: list[Propose], serving: dict[int, str]) -> str:
+    """Why a step has no award, naming the best bid that fell short; a best bidder awarded to another step is
+    said to serve that one, not to have been passed over."""
+    top = bids[0]
+    if top.api_id not in serving:
+        return f"no credible bid for '{function}': the best, {top.api_name} at {top.score:.2f}, fell short"
+    reason = f"no credible bid for '{function}' of its own: the best, {top.api_name} ({top.score:.2f}), serves {serving[top.api_id]}"
+    rest = [p for p in bids if p.api_id not in serving]
+    return reason + (f"; the next, {rest[0].api_name} at {rest[0].score:.2f}, fell short" if rest else "")
+
+
 def fill_steps(outcome: Outcome, scores: dict[int, Propose], api_names: dict[int, str]) -> None:
     """Attach each awarded API to the step it was proposed for; a step left without one is unserved, with the
     reason and the best bid that fell short."""
@@ -288,15 +299,13 @@ def fill_steps(outcome: Outcome, scores: dict[int, Propose], api_names: dict[int
             )
         )
         step.status = StepStatus.awarded
+    serving = {a.api_id: s.id for s in outcome.steps for a in s.awarded}
     for step in outcome.steps:
         if step.awarded:
             continue
-        bids = [p for p in outcome.proposals if p.function_id == step.id]
+        bids = sorted((p for p in outcome.proposals if p.function_id == step.id), key=lambda p: -p.score)
         if bids:
-            top = max(bids, key=lambda p: p.score)
-            step.reason = (
-                f"no credible bid for '{step.function}': the best, {top.api_name} at {top.score:.2f}, was not selected"
-            )
+            step.reason = unserved_reason(step.function, bids, serving)
         else:
             step.reason = f"no contractor proposed an API for '{step.function}'"
         if step.status != StepStatus.failed:  # failed: every round of announcements went unanswered
