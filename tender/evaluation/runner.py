@@ -188,7 +188,8 @@ def _observe(method, query, mashup, tender, baseline, config) -> Observation:
         plan = tender.recommend(request, RunContext()).plan
     except InvalidRequest as error:  # e.g. a description that masking left empty
         return Observation(stages={s: [] for s in STAGES}, ranked=[], truth=truth, latency_ms=0.0, error=str(error))
-    bids = sorted(plan.stages.bidding, key=lambda a: -_bid_score(plan, a))
+    score = {api.api_id: api.score for api in plan.apis}  # bids of APIs not in the plan's list count 0
+    bids = sorted(plan.stages.bidding, key=lambda a: -score.get(a, 0.0))
     ranked = list(dict.fromkeys([*plan.stages.final, *bids]))
     stages = plan.stages.model_dump() if PROTOCOLS[method].contract_net else {"final": plan.stages.final}
     return Observation(
@@ -210,15 +211,8 @@ def _observe(method, query, mashup, tender, baseline, config) -> Observation:
             for n in plan.notes
             if "reasoner answered this step" in n or n.startswith(("Token budget of", "The LLM endpoint failed"))
         ],
-        confidences=[(_bid_score(plan, a), a in truth) for a in plan.stages.final],
+        confidences=[(score.get(a, 0.0), a in truth) for a in plan.stages.final],
     )
-
-
-def _bid_score(plan, api_id: int) -> float:
-    for api in plan.apis:
-        if api.api_id == api_id:
-            return api.score
-    return 0.0
 
 
 CONFIDENCE_BINS = (0.0, 0.1, 0.3, 0.5, 0.7, 1.0)

@@ -101,8 +101,9 @@ def tuning_queries(full: Catalog, n: int, seed: int, report_seed: int, report_sa
     """The tuning mashups' ids, the reported sample's ids (with `held_out`, e.g. an R2API test fold: never tuned
     on, always left out of the catalogue) and the tuning queries as written and masked."""
     all_ids = [m.id for m in full.mashups()]
-    reported = sorted(set(sample_ids(all_ids, report_sample, report_seed)) | set(held_out))
-    ids = [i for i in tuning_ids(all_ids, n, seed, report_sample, report_seed) if i not in set(held_out)]
+    never_tuned = set(held_out)
+    reported = sorted(set(sample_ids(all_ids, report_sample, report_seed)) | never_tuned)
+    ids = [i for i in tuning_ids(all_ids, n, seed, report_sample, report_seed) if i not in never_tuned]
     names = [a.name for a in full.apis()]
     queries = []
     for i in ids:

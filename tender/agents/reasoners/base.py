@@ -20,11 +20,9 @@ class Reasoner(ABC):
         """Answer the task with an instance of `type(task).output`."""
 
     def know_catalogue(self, lexicon) -> None:
-        """Learn the catalogue's words (a Lexicon), for a reasoner made before the catalogue was opened; one that
-        falls back on another passes them on."""
-        fallback = getattr(self, "fallback", None)
-        if isinstance(fallback, Reasoner):
-            fallback.know_catalogue(lexicon)
+        """Learn the catalogue's words (a Lexicon), for a reasoner made before the catalogue was opened. Most need
+        none."""
+        return None
 
     def run_batch(self, tasks: list[Task], context: RunContext) -> list[BaseModel]:
         """Answer several tasks of one step; a reasoner that can answer them together (in one LLM call) does."""

@@ -386,6 +386,10 @@ class EmbeddedReasoner(Reasoner):
         threshold = self.policy.self_select_at if "select" in steps else self.policy.propose_at
         if cfp.reserve is not None:
             threshold = cfp.reserve
+        # An API without usage history self-selects from a lower score (its bids run lower).
+        cold_threshold = threshold
+        if "select" in steps and cfp.reserve is None:
+            cold_threshold = min(threshold, self.policy.self_select_cold_at)
         drafts = []
         for api in task.knowledge.apis:
             # The function it would serve: the announced one, or (decomposing itself) its closest clause.
@@ -404,8 +408,7 @@ class EmbeddedReasoner(Reasoner):
                 lexical,
             )
             p = probability(x, self.model)
-            cold = x[_HAS_HISTORY] == 0 and "select" in steps and cfp.reserve is None
-            if p < (min(threshold, self.policy.self_select_cold_at) if cold else threshold):
+            if p < (cold_threshold if x[_HAS_HISTORY] == 0 else threshold):
                 continue
             category = self._category(api, cfp.categories, part_vectors[k])
             drafts.append(

@@ -173,6 +173,9 @@ class LLMReasoner(Reasoner):
         self._pause_reason = ""
 
     # -- the seam ---------------------------------------------------------------------------------
+    def know_catalogue(self, lexicon) -> None:
+        self.fallback.know_catalogue(lexicon)  # its steps may be answered by the fallback
+
     def run(self, task: Task, context: RunContext) -> BaseModel:
         output = self._try(task, context)
         return output if output is not None else self._fall_back(task, context)
