@@ -37,7 +37,7 @@ class Tender:
             default = EmbeddedReasoner(self.encoder, lexicon=self.lexicon)
             manager, contractors = manager or default, contractors or default
         for reasoner in (manager, contractors):
-            reasoner.know_catalogue(self.lexicon)
+            reasoner.know_catalogue(self.lexicon, self.encoder)
         self.manager_reasoner = manager
         self.contractor_reasoner = contractors
         self._pools: dict[str, ContractorPool] = {}

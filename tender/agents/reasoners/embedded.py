@@ -278,10 +278,15 @@ class EmbeddedReasoner(Reasoner):
         # The catalogue's word statistics (for lexical evidence); without them a bid weighs no words.
         self.lexicon = lexicon
 
-    def know_catalogue(self, lexicon) -> None:
+    def know_catalogue(self, lexicon, encoder=None) -> None:
         # A reasoner built by the factory meets its catalogue here; one given words of its own keeps them.
         if self.lexicon is None:
             self.lexicon = lexicon
+        # The manager reads a clause in the context of its requirement (a vector cached in its encoder); a
+        # contractor with an encoder of its own read it alone and weighed its description against a different
+        # vector than the one the manager's function neighbourhood was found with.
+        if encoder is not None and encoder.model_name == self.encoder.model_name:
+            self.encoder = encoder
 
     @property
     def model(self) -> BidModel:

@@ -173,8 +173,8 @@ class LLMReasoner(Reasoner):
         self._pause_reason = ""
 
     # -- the seam ---------------------------------------------------------------------------------
-    def know_catalogue(self, lexicon) -> None:
-        self.fallback.know_catalogue(lexicon)  # its steps may be answered by the fallback
+    def know_catalogue(self, lexicon, encoder=None) -> None:
+        self.fallback.know_catalogue(lexicon, encoder)  # its steps may be answered by the fallback
 
     def run(self, task: Task, context: RunContext) -> BaseModel:
         output = self._try(task, context)
