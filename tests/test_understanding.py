@@ -80,7 +80,7 @@ def test_a_requirement_is_cut_into_pieces_that_each_carry_a_content_word(text, p
     [
         (
             "Can you calculate the interest for a $10,000 loan, and check for discounts?",
-            ["Can you calculate the interest for a $10,000 loan", "and check for discounts"],
+            ["Can you calculate the interest for a $10,000 loan", "check for discounts"],
         ),
         (
             "Get stock quotes. Additionally, can you find job offers?",
@@ -94,6 +94,18 @@ def test_a_requirement_is_cut_into_pieces_that_each_carry_a_content_word(text, p
 )
 def test_numbers_and_words_of_asking_are_not_needs_of_their_own(text, pieces):
     assert fragments(text) == pieces
+
+
+def test_a_need_does_not_begin_with_the_conjunction_that_joined_it():
+    # The function is announced, and read in its requirement's context, as the clause it is.
+    assert fragments("What time is it in Tokyo, and fetch the weather page for Tokyo") == [
+        "What time is it in Tokyo",
+        "fetch the weather page for Tokyo",
+    ]
+    assert fragments("a dashboard of stock prices, and then related news") == [
+        "a dashboard of stock prices",
+        "related news",
+    ]
 
 
 def test_without_history_a_closer_description_never_lowers_a_bid():

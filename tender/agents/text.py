@@ -110,6 +110,10 @@ _BOUNDARY = re.compile(
 )
 
 
+# A conjunction left at the head of a piece cut at a comma (", and fetch the page"): not part of the need.
+_LEADING = re.compile(r"^(?:(?:and|then|also|plus|or|but|so)\s+)+", re.I)
+
+
 # Words of asking, not of needing: a piece made only of these ("Additionally", "can you find", "Any suggestions?",
 # "I'm going") is how the request is put, and joins the next piece.
 _ASKING = frozenset(
@@ -152,4 +156,4 @@ def fragments(text: str) -> list[str]:
             out[-1] = f"{out[-1]} {pending}"
         else:
             out.append(pending)
-    return out or [text.strip()]
+    return [_LEADING.sub("", piece) or piece for piece in out] or [text.strip()]
