@@ -96,6 +96,16 @@ def test_numbers_and_words_of_asking_are_not_needs_of_their_own(text, pieces):
     assert fragments(text) == pieces
 
 
+def test_a_tool_named_in_camel_case_is_found_by_the_words_of_its_name():
+    from tender.agents.lexicon import Lexicon
+
+    lexicon = Lexicon(["WeatherForecast. Stay ahead of the skies.", "get_current_time. The current time."], [1, 2])
+    assert lexicon.scores("the weather forecast for Paris").tolist()[0] > 0
+    # ... and by its name written whole.
+    assert lexicon.scores("ask WeatherForecast about Paris").tolist()[0] > lexicon.scores("ask about Paris")[0]
+    assert lexicon.scores("what is the current time")[1] > 0
+
+
 def test_a_need_does_not_begin_with_the_conjunction_that_joined_it():
     # The function is announced, and read in its requirement's context, as the clause it is.
     assert fragments("What time is it in Tokyo, and fetch the weather page for Tokyo") == [

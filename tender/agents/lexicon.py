@@ -9,7 +9,9 @@ from collections.abc import Iterable
 
 import numpy as np
 
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+# Where a name written in camel case parts into words: NewsTool, PDF&URLTool, weatherForecast, HTTPServer.
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 STOPWORDS = frozenset(
     """
 a an the and or but if then else when while of to in on at by for with from into onto over under about as is are was were
@@ -38,8 +40,17 @@ def stem(word: str) -> str:
 
 
 def terms(text: str) -> list[str]:
-    """Content words of a text, lower-cased and stemmed, in order (stop words and glue words dropped)."""
-    return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS and not w.isdigit() and len(w) > 1]
+    """Content words of a text, lower-cased and stemmed, in order (stop words and glue words dropped). A word in
+    camel case counts whole and by its parts: a tool named NewsTool is about news, and a requirement may write
+    its name whole."""
+    out = []
+    for token in _WORD.findall(text):
+        parts = _CAMEL.split(token)
+        for word in [token, *parts] if len(parts) > 1 else [token]:
+            word = word.lower()
+            if word not in STOPWORDS and not word.isdigit() and len(word) > 1:
+                out.append(stem(word))
+    return out
 
 
 class Lexicon:
