@@ -903,8 +903,8 @@ def train_encoder(settings: Settings, out, epochs, learning_rate, quiet):
     """Fine-tune all-MiniLM-L6-v2 on past mashups (never the test, tuning or validation ones).
 
     About 12 minutes on 2 cores. Optional: Tender ships a bid model fitted for the stock encoder. To use the
-    fine-tuned one, set TENDER_EMBEDDING_MODEL to the folder, rebuild the catalogue and refit the bid model
-    (`tender train bids --write`).
+    fine-tuned one, set TENDER_EMBEDDING_MODEL to the folder, rebuild the catalogues and refit the bid model
+    (`tender train bids --out FILE`, then TENDER_BID_MODEL=FILE).
     """
     out = out or settings.models_dir / "tender-minilm"
     argv = [
@@ -922,7 +922,11 @@ def train_encoder(settings: Settings, out, epochs, learning_rate, quiet):
     from tender.training.encoder import main as encoder_main  # torch: only once the data is known to be there
 
     encoder_main(argv + (["--quiet"] if quiet else []))
-    click.echo(f"Use it with: TENDER_EMBEDDING_MODEL={out} tender catalog build && tender train bids --write")
+    bids = out.with_name(f"bids-{out.name}.json")
+    click.echo(
+        f"Use it with: export TENDER_EMBEDDING_MODEL={out}; tender catalog build && tender train bids --out {bids}; "
+        f"then set TENDER_BID_MODEL={bids} and rebuild your other catalogues"
+    )
 
 
 @train.command("bids", context_settings={"ignore_unknown_options": True})

@@ -87,6 +87,10 @@ def test_a_requirement_is_cut_into_pieces_that_each_carry_a_content_word(text, p
             ["Get stock quotes", "Additionally can you find job offers"],
         ),
         (
+            "Remember that my sister's birthday is in May and list the files in my documents folder",
+            ["Remember my sister's birthday is in May", "list the files in my documents folder"],
+        ),
+        (
             "I want to learn about the stock market. Any suggestions?",
             ["I want to learn about the stock market Any suggestions"],
         ),

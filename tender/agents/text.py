@@ -115,13 +115,13 @@ _LEADING = re.compile(r"^(?:(?:and|then|also|plus|or|but|so)\s+)+", re.I)
 
 
 # Words of asking, not of needing: a piece made only of these ("Additionally", "can you find", "Any suggestions?",
-# "I'm going") is how the request is put, and joins the next piece.
+# "I'm going", "remember" before "that ...") is how the request is put, and joins the next piece.
 _ASKING = frozenset(
     """
 additionally furthermore moreover besides afterwards finally first next lastly along addition please kindly thank
 thanks hi hello hey suggest suggestion suggestions recommend recommendation recommendations find tell know give help
 wonder wondering interested interest planning plan going looking look trying try able possible sure idea ideas im ive
-id ll re ve don isn doesn let lets
+id ll re ve don isn doesn let lets remember note ensure
 """.split()
 )
 
