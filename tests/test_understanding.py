@@ -342,6 +342,44 @@ def test_a_function_whose_low_best_bid_clearly_leads_the_rest_is_still_served(em
     assert 0 not in EmbeddedReasoner(embedder, policy=Policy(cover_lead=0.0)).select(task).api_ids
 
 
+def test_a_function_is_served_by_the_api_whose_description_matches_it_though_its_history_drags_its_bid(embedder):
+    # Payment Vision Pay's description is the nearest to "pay by credit card", but its one past mashup was about
+    # something else and its bid fell to 0.046, under every threshold; on its description alone it would bid 0.14.
+    def propose(api_id, score, desc_function, function_vote, lexical):
+        return Propose(
+            sender=f"api:{api_id}",
+            receiver="manager",
+            task_id="t1",
+            api_id=api_id,
+            api_name=f"payments {api_id}",
+            score=score,
+            rationale="r",
+            function_id="f1",
+            evidence={
+                "desc_requirement": desc_function,
+                "desc_function": desc_function,
+                "description_vote": function_vote,
+                "function_vote": function_vote,
+                "lexical": lexical,
+                "has_history": 1.0,
+            },
+        )
+
+    def task(*proposals):
+        return SelectTask(
+            requirement="Let customers pay for their orders by credit card",
+            functions=[FunctionSpec(id="f1", name="pay", description="pay for their orders by credit card")],
+            proposals=list(proposals),
+        )
+
+    reasoner = EmbeddedReasoner(embedder)
+    matching, popular = propose(614, 0.046, 0.50, 0.28, 0.51), propose(824, 0.036, 0.10, 0.0, 0.0)
+    assert reasoner._description_bid(matching) >= Policy().cover_steps_at
+    assert reasoner.select(task(matching, popular)).api_ids == [614]
+    # A description that does not match either leaves the function unserved: nothing fits.
+    assert reasoner.select(task(propose(614, 0.046, 0.20, 0.02, 0.0), popular)).api_ids == []
+
+
 def test_an_unserved_step_whose_best_bidder_serves_another_says_so_and_names_the_next():
     def propose(api_id, name, function_id, score):
         return Propose(

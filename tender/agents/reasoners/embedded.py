@@ -159,7 +159,9 @@ class Policy:
     # weight. Off: past co-usage already speaks through the neighbour vote. The LLM manager still sees the edges.
     co_usage_bonus: float = 0.0
     # manager: a plan step left without an award gets its best bid if at least this good, so that every
-    # function the requirement names is served when a contractor can.
+    # function the requirement names is served when a contractor can; failing that, the API whose bid on its
+    # description alone (the cold model) is best, if that is at least this good (a thin, unrelated history
+    # otherwise drags a matching description under every threshold).
     cover_steps_at: float = 0.1
     # ... or if its best bid, though lower, leads the function's next by this factor (a small catalogue of
     # history-free tools bids low, but its right tool stands out)
@@ -459,6 +461,14 @@ class EmbeddedReasoner(Reasoner):
             reasons.append(f"used by {api.usage_count} past app{'s' if api.usage_count != 1 else ''}")
         return "; ".join(reasons).capitalize() + "."
 
+    def _description_bid(self, proposal) -> float:
+        """What the proposal's API would have bid on its description and words alone (the cold model)."""
+        cold = self.model.cold
+        if cold is None or not proposal.evidence:
+            return 0.0
+        x = np.array([float(proposal.evidence.get(name, 0.0)) for name in FEATURES])
+        return 1.0 / (1.0 + math.exp(-float(cold.bias + x[_COLD] @ cold.vector)))
+
     def _clear_winner(self, best: float, others: list[float]) -> bool:
         """A function's best bid, though low, stands well clear of the rest for it: `cover_lead` times the next."""
         lead = self.policy.cover_lead
@@ -468,11 +478,16 @@ class EmbeddedReasoner(Reasoner):
     def select(self, task: SelectTask) -> Selection:
         """Each function's best credible bid, then the ranked bids up to the set of highest expected F1 (bids read
         as probabilities); a near-duplicate of an API already chosen for the same function (Twilio, Twilio SMS)
-        is left out; below `nothing_below` everywhere, nothing is chosen."""
+        is left out; a function still unserved gets its best description-only bid if that reaches `cover_steps_at`;
+        with every bid below `nothing_below` and no such description, nothing is chosen."""
         best: dict[int, float] = {}
         for proposal in task.proposals:
             best[proposal.api_id] = max(best.get(proposal.api_id, 0.0), proposal.score)
-        if not best or max(best.values()) < self.policy.nothing_below:
+        # Bids all under nothing_below leave only a function's description-grounded cover (below), if any.
+        credible = bool(best) and max(best.values()) >= self.policy.nothing_below
+        if not credible and max((self._description_bid(p) for p in task.proposals), default=0.0) < (
+            self.policy.cover_steps_at
+        ):
             return Selection(api_ids=[], rationale="no bid is credible" if best else "no proposals")
         if self.lexicon is not None and self.lexicon.known_share(task.requirement) == 0.0:
             # Not one word of the requirement appears in any API's text: whatever bid, it bid on noise.
@@ -492,7 +507,7 @@ class EmbeddedReasoner(Reasoner):
         }
         order = sorted(lifted, key=lambda a: (-lifted[a], a))
         size, f1 = expected_f1_size([lifted[a] for a in order], self.policy.expected_missing)
-        chosen = order[:size]
+        chosen = order[:size] if credible else []
         for function_id, (api_id, score) in best_per_function(task.proposals).items():
             served = any(p.function_id == function_id and p.api_id in chosen for p in task.proposals)
             if (
@@ -506,6 +521,12 @@ class EmbeddedReasoner(Reasoner):
                 )
             ):
                 chosen.append(api_id)
+        for function_id in dict.fromkeys(p.function_id for p in task.proposals if p.function_id):
+            own = [p for p in task.proposals if p.function_id == function_id]
+            if not any(p.api_id in chosen for p in own):
+                grounded = max(own, key=self._description_bid)
+                if self._description_bid(grounded) >= self.policy.cover_steps_at:
+                    chosen.append(grounded.api_id)
         chosen = drop_near_duplicates(chosen, task.proposals)
         chosen = drop_ungrounded(chosen, task.proposals, self.policy.ungrounded_margin)
         if task.max_apis:
