@@ -138,16 +138,7 @@ def test_a_catalogue_of_tools_has_providers_and_no_categories(tools_catalog, emb
     assert catalog.mashups() == [] and catalog.vectors("category").matrix.shape[0] == 0
 
 
-NO_CATEGORIES = pytest.mark.xfail(
-    reason="manager-led maps each function to categories first; in a catalogue without "
-    "categories it announces nothing (being reworked in the agents)",
-    strict=False,
-)
-
-
-@pytest.mark.parametrize(
-    "protocol", [pytest.param("manager-led", marks=NO_CATEGORIES), "contractor-led", "collaborative"]
-)
+@pytest.mark.parametrize("protocol", ["manager-led", "contractor-led", "collaborative"])
 def test_provider_contractors_bid_their_own_tools_and_the_plan_names_server_and_tool(tools_catalog, embedder, protocol):
     tender = tender_on(tools_catalog, embedder)
     run = tender.recommend(Request.create("Email me the weather forecast", organisation="provider", protocol=protocol))

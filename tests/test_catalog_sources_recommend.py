@@ -54,16 +54,7 @@ def chosen(tender, text, **fields):
     return {(api.server, api.tool) for api in tender.recommend(Request.create(text, **fields)).plan.apis}
 
 
-NO_CATEGORIES = pytest.mark.xfail(
-    strict=False,
-    reason="manager-led maps each function to categories before announcing it; "
-    "MCP tools have none, so nothing is announced (being reworked in the agents)",
-)
-
-
-@pytest.mark.parametrize(
-    "protocol", [pytest.param("manager-led", marks=NO_CATEGORIES), "contractor-led", "collaborative"]
-)
+@pytest.mark.parametrize("protocol", ["manager-led", "contractor-led", "collaborative"])
 @pytest.mark.parametrize("text,right", REQUIREMENTS, ids=IDS)
 def test_the_plan_names_a_right_server_and_tool(tender, text, right, protocol):
     assert chosen(tender, text, protocol=protocol) & right
