@@ -158,6 +158,16 @@ def test_pieces_explained_by_the_same_apis_are_one_function_and_the_others_their
     assert functions[1].depends_on == ["f1"]  # the map shows what the first function finds
 
 
+def test_a_piece_that_refers_back_joins_the_need_it_refers_to_even_when_no_api_explains_both():
+    parts = [
+        Part(text="a site shows nearby restaurants", apis=[3, 4, 23]),
+        Part(text="map", apis=[0, 2, 1]),
+        Part(text="their reviews", apis=[7, 8, 9]),
+    ]
+    functions = EmbeddedReasoner(HashingEmbedder()).decompose(DecomposeTask(requirement="", parts=parts)).functions
+    assert [f.description for f in functions] == ["a site shows nearby restaurants, their reviews", "map"]
+
+
 def test_a_one_need_requirement_stays_one_function():
     parts = [Part(text="send SMS", apis=[18, 19]), Part(text="text messages", apis=[18, 7])]
     assert len(EmbeddedReasoner(HashingEmbedder()).decompose(DecomposeTask(requirement="", parts=parts)).functions) == 1

@@ -46,6 +46,21 @@ def is_presentation(text: str) -> bool:
     return bool(_PRESENTATION.search(text))
 
 
+_ANAPHORIC = re.compile(r"^(?:their|its|his|her|them|these|those)\b", re.I)
+
+
+def refers_back(piece: str) -> bool:
+    """Whether a piece is about something named before it ("their reviews", "its price"): part of that need."""
+    return bool(_ANAPHORIC.match(piece.strip()))
+
+
+def names_a_thing(piece: str) -> bool:
+    """Whether a piece holds a content word besides words of showing ("nearby restaurants", not "on a map")."""
+    from .lexicon import terms
+
+    return any(not _PRESENTATION.fullmatch(w) for w in re.findall(r"[A-Za-z]+", piece) if terms(w))
+
+
 def short_name(text: str, words: int = 8) -> str:
     tokens = text.split()
     return " ".join(tokens[:words]) + ("…" if len(tokens) > words else "")

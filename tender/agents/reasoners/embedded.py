@@ -36,7 +36,7 @@ from ..tasks import (
 )
 from ..lexicon import Lexicon
 from ..lexicon import terms as words
-from ..text import clauses, is_presentation, mentions, short_name
+from ..text import clauses, is_presentation, mentions, names_a_thing, refers_back, short_name
 from ..vectors import QueryEncoder
 from .base import Reasoner
 
@@ -332,7 +332,21 @@ class EmbeddedReasoner(Reasoner):
 
     def _group(self, parts) -> list[list[str]]:
         top = self.policy.explained_by
-        groups = [[i] for i in range(len(parts))]
+        groups: list[list[int]] = []
+        for i, part in enumerate(parts):
+            # "their reviews" belongs to the need it refers back to (the nearest earlier piece naming a thing).
+            home = next(
+                (
+                    g
+                    for g in reversed(groups)
+                    if refers_back(part.text) and any(names_a_thing(parts[j].text) for j in g)
+                ),
+                None,
+            )
+            if home is not None:
+                home.append(i)
+            else:
+                groups.append([i])
 
         def explained(g):  # the APIs that best explain a group's pieces
             return {a for i in g for a in parts[i].apis[:top]}
