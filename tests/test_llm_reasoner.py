@@ -179,23 +179,21 @@ def test_a_bid_for_an_api_the_contractor_does_not_hold_is_invalid(server, fallba
     assert "api_id 0 is not one of your APIs [3]" in context.notes[0]
 
 
-def test_categories_and_selections_must_come_from_what_was_offered(server, fallback):
-    candidates = [CategoryCandidate(name="Reviews", similarity=0.6), CategoryCandidate(name="Food", similarity=0.5)]
+def reviews_tasks(candidates, max_categories):
+    """Mapping the reviews function to some of `candidates`, and selecting among one proposal (Yelp, id 3)."""
+    function = FunctionSpec(id="f1", name="x", description="reviews")
     mapping = MapCategoriesTask(
-        requirement=REQUIREMENT,
-        function=FunctionSpec(id="f1", name="x", description="reviews"),
-        candidates=candidates,
-        max_categories=1,
+        requirement=REQUIREMENT, function=function, candidates=candidates, max_categories=max_categories
     )
     proposal = Propose(
         sender="api:3", receiver="manager", task_id="t1", api_id=3, api_name="Yelp", score=0.8, rationale="r"
     )
-    selection = SelectTask(
-        requirement=REQUIREMENT,
-        functions=[FunctionSpec(id="f1", name="x", description="reviews")],
-        proposals=[proposal],
-        max_apis=1,
-    )
+    return mapping, SelectTask(requirement=REQUIREMENT, functions=[function], proposals=[proposal], max_apis=1)
+
+
+def test_categories_and_selections_must_come_from_what_was_offered(server, fallback):
+    candidates = [CategoryCandidate(name="Reviews", similarity=0.6), CategoryCandidate(name="Food", similarity=0.5)]
+    mapping, selection = reviews_tasks(candidates, max_categories=1)
     server.enqueue(
         Answer({"categories": ["Mapping"]}),
         Answer({"categories": ["Reviews"]}),
@@ -220,21 +218,7 @@ def test_categories_and_selections_must_come_from_what_was_offered(server, fallb
 
 def test_harmless_faults_are_tidied_with_a_note_instead_of_a_round_trip(server, fallback):
     candidates = [CategoryCandidate(name=n, similarity=0.5) for n in ("Reviews", "Food", "Mapping")]
-    mapping = MapCategoriesTask(
-        requirement=REQUIREMENT,
-        function=FunctionSpec(id="f1", name="x", description="reviews"),
-        candidates=candidates,
-        max_categories=2,
-    )
-    proposal = Propose(
-        sender="api:3", receiver="manager", task_id="t1", api_id=3, api_name="Yelp", score=0.8, rationale="r"
-    )
-    selection = SelectTask(
-        requirement=REQUIREMENT,
-        functions=[FunctionSpec(id="f1", name="x", description="reviews")],
-        proposals=[proposal],
-        max_apis=1,
-    )
+    mapping, selection = reviews_tasks(candidates, max_categories=2)
     dangling = {
         "functions": [
             {"id": "f1", "name": "a", "description": "b", "depends_on": []},

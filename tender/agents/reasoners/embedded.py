@@ -108,6 +108,10 @@ class ColdBidModel(BaseModel):
     def vector(self) -> np.ndarray:
         return np.array([self.weights[name] for name in COLD_FEATURES])
 
+    def logit(self, x: np.ndarray) -> float:
+        """The log-odds of a bid on the description and words alone, from a full FEATURES vector."""
+        return float(self.bias + x[_COLD] @ self.vector)
+
 
 class BidModel(BaseModel):
     """Logistic weights over TERMS, fitted by `python -m tender.training.tune --write` on the tuning mashups (seed 1,
@@ -242,15 +246,19 @@ def clause_vectors(
     return [(encoder.one(n.about, context=requirement), n) for n in neighbourhoods if n.about]
 
 
+def sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
+
+
 def probability(x: np.ndarray, model: BidModel) -> float:
     if model.cold is None:
         z = float(model.bias + terms(x) @ model.vector)
     elif x[_HAS_HISTORY] == 0:
-        z = float(model.cold.bias + x[_COLD] @ model.cold.vector)
+        z = model.cold.logit(x)
     else:
-        warm, cold = float(model.bias + terms(x) @ model.vector), float(model.cold.bias + x[_COLD] @ model.cold.vector)
-        z = (1 - model.description_share) * warm + model.description_share * cold
-    return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
+        warm = float(model.bias + terms(x) @ model.vector)
+        z = (1 - model.description_share) * warm + model.description_share * model.cold.logit(x)
+    return sigmoid(z)
 
 
 def check_bid_model(model: BidModel, embedder, name: str = MODEL_FILE.name) -> None:
@@ -335,14 +343,9 @@ class EmbeddedReasoner(Reasoner):
         groups: list[list[int]] = []
         for i, part in enumerate(parts):
             # "their reviews" belongs to the need it refers back to (the nearest earlier piece naming a thing).
-            home = next(
-                (
-                    g
-                    for g in reversed(groups)
-                    if refers_back(part.text) and any(names_a_thing(parts[j].text) for j in g)
-                ),
-                None,
-            )
+            home = None
+            if refers_back(part.text):
+                home = next((g for g in reversed(groups) if any(names_a_thing(parts[j].text) for j in g)), None)
             if home is not None:
                 home.append(i)
             else:
@@ -480,8 +483,7 @@ class EmbeddedReasoner(Reasoner):
         cold = self.model.cold
         if cold is None or not proposal.evidence:
             return 0.0
-        x = np.array([float(proposal.evidence.get(name, 0.0)) for name in FEATURES])
-        return 1.0 / (1.0 + math.exp(-float(cold.bias + x[_COLD] @ cold.vector)))
+        return sigmoid(cold.logit(np.array([float(proposal.evidence.get(name, 0.0)) for name in FEATURES])))
 
     def _clear_winner(self, best: float, others: list[float]) -> bool:
         """A function's best bid, though low, stands well clear of the rest for it: `cover_lead` times the next."""
@@ -497,11 +499,10 @@ class EmbeddedReasoner(Reasoner):
         best: dict[int, float] = {}
         for proposal in task.proposals:
             best[proposal.api_id] = max(best.get(proposal.api_id, 0.0), proposal.score)
+        described = [self._description_bid(p) for p in task.proposals]  # each proposal's description-only bid
         # Bids all under nothing_below leave only a function's description-grounded cover (below), if any.
         credible = bool(best) and max(best.values()) >= self.policy.nothing_below
-        if not credible and max((self._description_bid(p) for p in task.proposals), default=0.0) < (
-            self.policy.cover_steps_at
-        ):
+        if not credible and max(described, default=0.0) < self.policy.cover_steps_at:
             return Selection(api_ids=[], rationale="no bid is credible" if best else "no proposals")
         if self.lexicon is not None and self.lexicon.known_share(task.requirement) == 0.0:
             # Not one word of the requirement appears in any API's text: whatever bid, it bid on noise.
@@ -536,10 +537,10 @@ class EmbeddedReasoner(Reasoner):
             ):
                 chosen.append(api_id)
         for function_id in dict.fromkeys(p.function_id for p in task.proposals if p.function_id):
-            own = [p for p in task.proposals if p.function_id == function_id]
-            if not any(p.api_id in chosen for p in own):
-                grounded = max(own, key=self._description_bid)
-                if self._description_bid(grounded) >= self.policy.cover_steps_at:
+            own = [(d, p) for d, p in zip(described, task.proposals) if p.function_id == function_id]
+            if not any(p.api_id in chosen for _, p in own):
+                bid, grounded = max(own, key=lambda pair: pair[0])
+                if bid >= self.policy.cover_steps_at:
                     chosen.append(grounded.api_id)
         chosen = drop_near_duplicates(chosen, task.proposals)
         chosen = drop_ungrounded(chosen, task.proposals, self.policy.ungrounded_margin)
