@@ -1,5 +1,6 @@
 """The readable plan names the awarded APIs and, below them, the best bids that were not selected."""
 
+from tender.agents.plan import PlanStep, StepStatus
 from tender.agents.reasoners.embedded import EmbeddedReasoner, Policy
 from tender.agents.request import Constraints, Request
 from tender.agents.service import Tender
@@ -35,3 +36,14 @@ def test_the_readable_plan_lists_runners_up_best_first_without_the_selected(cata
 def test_without_a_transcript_or_other_bids_there_is_no_runners_up_section(catalog_path, embedder):
     run = Tender(Catalog(catalog_path, embedder=embedder)).recommend(Request.create("a map of places"))
     assert "Also bid" not in plan_text(run.plan)
+
+
+def test_an_unserved_step_says_why_under_its_function(catalog_path, embedder):
+    run = Tender(Catalog(catalog_path, embedder=embedder)).recommend(Request.create("a map of places"))
+    reason = "no credible bid for 'weather': the best, Weather Channel at 0.08, fell short"
+    run.plan.steps.append(PlanStep(id="f9", function="weather", status=StepStatus.unserved, reason=reason))
+
+    text = plan_text(run.plan, run.transcript)
+
+    step = text.split("f9 [unserved] weather")[1].splitlines()
+    assert step[1].strip() == f"no API: {reason}"

@@ -21,6 +21,8 @@ def plan_text(plan: Plan, transcript: Transcript | None = None, runners_up: int 
             lines.append(
                 f"      -> {award.api_name}{dead} (id {award.api_id}, score {award.score:.2f}): {award.rationale}"
             )
+        if step.reason and not step.awarded:  # an unserved or failed step says why, and who came closest
+            lines.append(f"      no API: {step.reason}")
     lines += ["", "APIs, best first:"]
     for rank, api in enumerate(plan.apis, start=1):
         groups = f" [{', '.join(api.categories)}]" if api.categories else ""
