@@ -394,3 +394,17 @@ def test_an_unserved_step_whose_best_bidder_serves_another_says_so_and_names_the
     assert unserved_reason("their reviews", bids, {}) == (
         "no credible bid for 'their reviews': the best, Google Maps at 0.55, fell short"
     )
+
+
+def test_an_unserved_step_also_names_the_bidder_whose_description_matches_it_best():
+    def bid(api_id, name, score, desc_function):
+        return propose(api_id, "f1", score, name=name, evidence={"desc_function": desc_function})
+
+    bids = [bid(370, "Google Maps", 0.51, 0.15), bid(6, "8coupons", 0.053, 0.38), bid(665, "Qype", 0.049, 0.48)]
+
+    assert unserved_reason("nearby restaurants, their reviews", bids, {370: "f2"}) == (
+        "no credible bid for 'nearby restaurants, their reviews' of its own: the best, Google Maps (0.51), serves "
+        "f2; the next, 8coupons at 0.05, fell short; closest in description: Qype (similarity 0.48, bid 0.05)"
+    )
+    # Already named as the best that fell short: not named twice.
+    assert "closest" not in unserved_reason("reviews", bids[2:], {})

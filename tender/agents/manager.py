@@ -88,6 +88,7 @@ class Manager:
         description_temperature: float = 0.05,
         lexicon: Lexicon | None = None,
         lexical_weight: float = 0.3,
+        routing_lexical_weight: float = 1.0,
     ):
         self.catalog = catalog
         self.encoder = encoder
@@ -106,6 +107,9 @@ class Manager:
         self._neighbourhoods: dict[str, dict] = {}  # a run announces the same past in every call
         self.lexicon = lexicon  # the catalogue's words, to find which APIs explain each piece of a requirement
         self.lexical_weight = lexical_weight
+        # How much the task's words count beside profile similarity when a catalogue without history is routed
+        # (Router.routes_on_words); chosen on MetaTool's tune half and validation mashups (docs/tuning.md).
+        self.routing_lexical_weight = routing_lexical_weight
         # A manager serves one run: its decomposition, whose functions it maps together in one step (one LLM call).
         self._functions: list[FunctionSpec] = []
         self._mapped: dict[str, list[str]] | None = None
@@ -270,6 +274,11 @@ class Manager:
         limit = getattr(self.contractor_reasoner, "contractors_per_call", None)
         llm = getattr(self.contractor_reasoner, "uses_llm", False)
         top_n = min(request.top_n, limit) if limit and llm and function is not None else request.top_n
+        lexical = None
+        if self.routing_lexical_weight and self.lexicon is not None and self.router.routes_on_words:
+            lexical = self.routing_lexical_weight * self.lexicon.scores(
+                function.description if function else request.requirement
+            )
         routing, contractor_ids = self.router.route(
             cfp,
             self.task_vector(request.requirement, function),
@@ -277,6 +286,7 @@ class Manager:
             request.routing,
             negotiation.excluded_apis,
             negotiation.excluded_categories,
+            lexical,
         )
         negotiation.transcript.routing.append(routing)
         negotiation.contacted.update(contractor_ids)

@@ -271,13 +271,23 @@ register(
 
 def unserved_reason(function: str, bids: list[Propose], serving: dict[int, str]) -> str:
     """Why a step has no award, naming the best bid that fell short; a best bidder awarded to another step is
-    said to serve that one, not to have been passed over."""
+    said to serve that one, not to have been passed over. Where another bidder's description matches the function
+    best (a bid weighs history and popularity too), it is named as well: the lead a reader would follow."""
     top = bids[0]
     if top.api_id not in serving:
-        return f"no credible bid for '{function}': the best, {top.api_name} at {top.score:.2f}, fell short"
-    reason = f"no credible bid for '{function}' of its own: the best, {top.api_name} ({top.score:.2f}), serves {serving[top.api_id]}"
-    rest = [p for p in bids if p.api_id not in serving]
-    return reason + (f"; the next, {rest[0].api_name} at {rest[0].score:.2f}, fell short" if rest else "")
+        reason = f"no credible bid for '{function}': the best, {top.api_name} at {top.score:.2f}, fell short"
+        named = {top.api_id}
+    else:
+        reason = f"no credible bid for '{function}' of its own: the best, {top.api_name} ({top.score:.2f}), serves {serving[top.api_id]}"
+        rest = [p for p in bids if p.api_id not in serving]
+        reason += f"; the next, {rest[0].api_name} at {rest[0].score:.2f}, fell short" if rest else ""
+        named = {top.api_id, *(p.api_id for p in rest[:1])}
+    described = [p for p in bids if "desc_function" in p.evidence and p.api_id not in serving]
+    closest = max(described, key=lambda p: p.evidence["desc_function"], default=None)
+    if closest is not None and closest.api_id not in named:
+        similarity = float(closest.evidence["desc_function"])
+        reason += f"; closest in description: {closest.api_name} (similarity {similarity:.2f}, bid {closest.score:.2f})"
+    return reason
 
 
 def fill_steps(outcome: Outcome, scores: dict[int, Propose], api_names: dict[int, str]) -> None:

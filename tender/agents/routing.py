@@ -30,6 +30,10 @@ class Router:
         ]
         self._pair_mashups = np.array([p[0] for p in pairs], dtype=np.int64)
         self._pair_apis = np.array([p[1] for p in pairs], dtype=np.int64)
+        # A catalogue without usage history (your own APIs, the tools of MCP servers) is routed on the task's words
+        # too: profiles are then descriptions alone, which a small encoder matches loosely. Where past mashups
+        # speak, words would push proven APIs out of the call (docs/tuning.md).
+        self.routes_on_words = not len(pairs)
         self._names = [(i, catalog.get_api(int(i)).name) for i in self.api_ids]
         self._first_forms = [(i, name, name_forms(name)[-1][0].casefold()) for i, name in self._names]
         rows_of: dict[str, list[int]] = {}
@@ -66,8 +70,11 @@ class Router:
         strategy: str = "embedding",
         excluded_apis: set[int] = frozenset(),
         excluded_categories: set[str] = frozenset(),
+        lexical: np.ndarray | None = None,
     ) -> tuple[Routing, list[str]]:
         scores = self.profile_scores(vector)
+        if lexical is not None and self.routes_on_words:
+            scores = scores + lexical
         named = self.named(cfp.requirement)
         mask = np.ones(len(self.api_ids), dtype=bool)
         for category in excluded_categories:
