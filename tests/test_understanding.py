@@ -408,3 +408,14 @@ def test_an_unserved_step_also_names_the_bidder_whose_description_matches_it_bes
     )
     # Already named as the best that fell short: not named twice.
     assert "closest" not in unserved_reason("reviews", bids[2:], {})
+
+
+def test_a_bid_s_reasons_quote_the_function_s_words_as_written(cold):
+    requirement = "Sending SMS Messages to my Customers"
+    run = cold.recommend(Request.create(requirement), RunContext())
+    reasons = [m.rationale for m in run.transcript.of_kind("propose") if "it mentions" in m.rationale]
+
+    assert reasons
+    for reason in reasons:
+        mentioned = reason.split("it mentions ")[1].split(";")[0].rstrip(".").split(", ")
+        assert set(mentioned) <= set(requirement.split()), reason

@@ -8,6 +8,7 @@ sample (see evaluation/tune.py), on the vectors of the fine-tuned encoder (evalu
 whenever the encoder changes."""
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from functools import cached_property
@@ -467,7 +468,12 @@ class EmbeddedReasoner(Reasoner):
             reasons.append(f"the requirement names {api.name}")
         elif named > 0:
             reasons.append(f"the requirement names part of '{api.name}'")
-        shared = sorted({t for t in wanted if t in api.terms})
+        # The function's own words, as written, not their stems ("time", not "tim").
+        written: dict[str, str] = {}
+        for token in re.findall(r"[A-Za-z0-9]+", function):
+            for stem in words(token):
+                written.setdefault(stem, token)
+        shared = sorted({written.get(t, t) for t in wanted if t in api.terms})
         strength = "closely" if desc_f >= 0.5 or function_vote >= 0.3 else "partly" if desc_f >= 0.3 else "loosely"
         reasons.append(f"its description {strength} matches '{short_name(function, 10)}' ({desc_f:.2f})")
         if shared:
@@ -476,7 +482,8 @@ class EmbeddedReasoner(Reasoner):
             reasons.append(f"similar past apps used it ({max(vote, clause_vote):.0%} of the nearest)")
         elif api.usage_count:
             reasons.append(f"used by {api.usage_count} past app{'s' if api.usage_count != 1 else ''}")
-        return "; ".join(reasons).capitalize() + "."
+        said = "; ".join(reasons)
+        return said[:1].upper() + said[1:] + "."  # names and the function keep their capitals
 
     def _description_bid(self, proposal) -> float:
         """What the proposal's API would have bid on its description and words alone (the cold model)."""
