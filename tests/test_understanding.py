@@ -17,13 +17,14 @@ from tender.agents.reasoners.embedded import (
     EmbeddedReasoner,
     Policy,
     drop_ungrounded,
+    features,
     probability,
 )
 from tender.agents.protocols import PROTOCOLS, unserved_reason
 from tender.agents.request import Request
 from tender.agents.reasoners.factory import build_reasoners
 from tender.agents.service import Tender
-from tender.agents.messages import CallForProposals, Propose
+from tender.agents.messages import CallForProposals, Neighbourhood, Propose
 from tender.agents.tasks import (
     ApiKnowledge,
     BidTask,
@@ -419,3 +420,27 @@ def test_a_bid_s_reasons_quote_the_function_s_words_as_written(cold):
     for reason in reasons:
         mentioned = reason.split("it mentions ")[1].split(";")[0].rstrip(".").split(", ")
         assert set(mentioned) <= set(requirement.split()), reason
+
+
+def test_without_history_a_function_s_nearest_descriptions_are_ranked_by_its_words_too(cold, catalog):
+    def announced(tender):
+        run = tender.recommend(Request.create("send SMS alerts and show the weather forecast"), RunContext())
+        return [m.function_descriptions for m in run.transcript.of_kind("cfp") if m.function_descriptions]
+
+    assert announced(cold) and all(n.words > 0 for n in announced(cold))
+    with_history = announced(Tender(catalog))
+    assert with_history and all(n.words == 0 for n in with_history)
+
+
+def test_a_description_sharing_the_function_s_words_holds_more_of_its_vote():
+    api = ApiKnowledge(api_id=1, name="Texts", categories=[], description="Send SMS", vector=np.array([1.0, 0.0]))
+    function = np.array([0.6, 0.8])
+    around = Neighbourhood(k=20, nearest=0.9, radius=0.5, temperature=0.05, mass=3.0, words=0.3)
+    vote = FEATURES.index("function_vote")
+
+    def function_vote(lexical, neighbourhood=around):
+        x = features(api, function, function, "send sms", 0.05, function_descriptions=neighbourhood, lexical=lexical)
+        return x[vote]
+
+    assert function_vote(1.0) > function_vote(0.0) > 0
+    assert function_vote(1.0, around.model_copy(update={"words": 0.0})) == function_vote(0.0)

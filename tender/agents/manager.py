@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from tender.catalog import Catalog
+from tender.catalog import Catalog, Hit
 
 from .context import RunContext
 from .contractor import ContractorPool
@@ -55,7 +55,7 @@ class Negotiation:
         self.transcript.messages.append(message)
 
 
-def weighed(hits, temperature: float, about: str | None = None) -> Neighbourhood | None:
+def weighed(hits, temperature: float, about: str | None = None, words: float = 0.0) -> Neighbourhood | None:
     """The neighbourhood a contractor votes against: the nearest and k-th similarities of the hits, and the
     sum of their weights exp((similarity - nearest) / temperature)."""
     if not hits:
@@ -68,6 +68,7 @@ def weighed(hits, temperature: float, about: str | None = None) -> Neighbourhood
         temperature=temperature,
         mass=round(sum(math.exp((h.score - nearest) / temperature) for h in hits), 6),
         about=about,
+        words=words,
     )
 
 
@@ -89,6 +90,7 @@ class Manager:
         lexicon: Lexicon | None = None,
         lexical_weight: float = 0.3,
         routing_lexical_weight: float = 1.0,
+        vote_lexical_weight: float = 0.3,
     ):
         self.catalog = catalog
         self.encoder = encoder
@@ -110,6 +112,9 @@ class Manager:
         # How much the task's words count beside profile similarity when a catalogue without history is routed
         # (Router.routes_on_words); chosen on MetaTool's tune half and validation mashups (docs/tuning.md).
         self.routing_lexical_weight = routing_lexical_weight
+        # ... and how much they count when it ranks the descriptions nearest to a function, whose shares are the
+        # bidders' function votes (chosen the same way; docs/tuning.md).
+        self.vote_lexical_weight = vote_lexical_weight
         # A manager serves one run: its decomposition, whose functions it maps together in one step (one LLM call).
         self._functions: list[FunctionSpec] = []
         self._mapped: dict[str, list[str]] | None = None
@@ -212,11 +217,18 @@ class Manager:
 
     def function_descriptions(self, requirement: str, function: FunctionSpec) -> Neighbourhood | None:
         """The API descriptions nearest to the announced function (read in the requirement's context, as bidders
-        read it): a contractor whose description is among them bids with its share of their weight."""
+        read it): a contractor whose description is among them bids with its share of their weight. In a
+        catalogue without usage history, nearness counts the function's words too (Neighbourhood.words)."""
         vector = self.encoder.one(function.description, context=requirement)
-        return weighed(
-            self.catalog.search(vector, kind="api", k=self.description_neighbours), self.description_temperature
-        )
+        words = self.vote_lexical_weight if self.lexicon is not None and self.router.routes_on_words else 0.0
+        if not words:
+            hits = self.catalog.search(vector, kind="api", k=self.description_neighbours)
+            return weighed(hits, self.description_temperature)
+        table = self.catalog.vectors("api")
+        scores = table.matrix @ vector + words * self.lexicon.scores(function.description)
+        top = np.argsort(-scores, kind="stable")[: self.description_neighbours]
+        hits = [Hit(kind="api", id=table.ids[r], score=float(scores[r])) for r in top]
+        return weighed(hits, self.description_temperature, words=words)
 
     def neighbourhoods(self, requirement: str) -> dict:
         """What a call for proposals announces of the past and of the catalogue: the requirement's neighbourhood,

@@ -31,6 +31,11 @@ class Neighbourhood(BaseModel):
     about: str | None = Field(
         None, description="The clause of the requirement these mashups are nearest to; None: all of it."
     )
+    words: float = Field(
+        0.0,
+        description="Descriptions only: how much the share of the task's words in an API's text adds to its "
+        "similarity (a catalogue without usage history ranks descriptions by both).",
+    )
 
     def vote(self, similarities) -> float:
         """The share of the neighbourhood's weight held by past mashups with these similarities."""

@@ -205,7 +205,11 @@ def features(
         desc_q = float(api.vector @ requirement_vector)
         desc_f = float(api.vector @ function_vector) if function_vector is not None else desc_q
         description_vote = descriptions.vote(np.array([desc_q])) if descriptions else 0.0
-        function_vote = function_descriptions.vote(np.array([desc_f])) if function_descriptions else description_vote
+        function_vote = (
+            function_descriptions.vote(np.array([desc_f + function_descriptions.words * lexical]))
+            if function_descriptions
+            else description_vote
+        )
     else:
         desc_q = desc_f = description_vote = function_vote = 0.0
     if api.history_vectors is not None and len(api.history_vectors):
