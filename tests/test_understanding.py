@@ -422,17 +422,18 @@ def test_a_bid_s_reasons_quote_the_function_s_words_as_written(cold):
         assert set(mentioned) <= set(requirement.split()), reason
 
 
-def test_without_history_a_function_s_nearest_descriptions_are_ranked_by_its_words_too(cold, catalog):
+def test_without_history_the_descriptions_nearest_to_a_task_are_ranked_by_its_words_too(cold, catalog):
     def announced(tender):
         run = tender.recommend(Request.create("send SMS alerts and show the weather forecast"), RunContext())
-        return [m.function_descriptions for m in run.transcript.of_kind("cfp") if m.function_descriptions]
+        calls = run.transcript.of_kind("cfp")
+        return [n for m in calls for n in (m.function_descriptions, m.descriptions) if n]
 
     assert announced(cold) and all(n.words > 0 for n in announced(cold))
     with_history = announced(Tender(catalog))
     assert with_history and all(n.words == 0 for n in with_history)
 
 
-def test_a_description_sharing_the_function_s_words_holds_more_of_its_vote():
+def test_a_description_sharing_the_task_s_words_holds_more_of_its_vote():
     api = ApiKnowledge(api_id=1, name="Texts", categories=[], description="Send SMS", vector=np.array([1.0, 0.0]))
     function = np.array([0.6, 0.8])
     around = Neighbourhood(k=20, nearest=0.9, radius=0.5, temperature=0.05, mass=3.0, words=0.3)
@@ -444,3 +445,11 @@ def test_a_description_sharing_the_function_s_words_holds_more_of_its_vote():
 
     assert function_vote(1.0) > function_vote(0.0) > 0
     assert function_vote(1.0, around.model_copy(update={"words": 0.0})) == function_vote(0.0)
+
+    def description_vote(requirement_lexical):
+        x = features(
+            api, function, None, "send sms", 0.05, descriptions=around, requirement_lexical=requirement_lexical
+        )
+        return x[FEATURES.index("description_vote")]
+
+    assert description_vote(1.0) > description_vote(0.0) > 0

@@ -212,20 +212,23 @@ class Manager:
     def descriptions(self, requirement: str) -> Neighbourhood | None:
         """The API descriptions nearest to the requirement: a contractor whose description is among them
         bids with its share of their weight (its description vote)."""
-        hits = self.catalog.search(self.encoder.one(requirement), kind="api", k=self.description_neighbours)
-        return weighed(hits, self.description_temperature)
+        return self._nearest_descriptions(self.encoder.one(requirement), requirement)
 
     def function_descriptions(self, requirement: str, function: FunctionSpec) -> Neighbourhood | None:
         """The API descriptions nearest to the announced function (read in the requirement's context, as bidders
-        read it): a contractor whose description is among them bids with its share of their weight. In a
-        catalogue without usage history, nearness counts the function's words too (Neighbourhood.words)."""
-        vector = self.encoder.one(function.description, context=requirement)
+        read it): a contractor whose description is among them bids with its share of their weight."""
+        return self._nearest_descriptions(
+            self.encoder.one(function.description, context=requirement), function.description
+        )
+
+    def _nearest_descriptions(self, vector, text: str) -> Neighbourhood | None:
+        """In a catalogue without usage history, nearness counts the text's words too (Neighbourhood.words)."""
         words = self.vote_lexical_weight if self.lexicon is not None and self.router.routes_on_words else 0.0
         if not words:
             hits = self.catalog.search(vector, kind="api", k=self.description_neighbours)
             return weighed(hits, self.description_temperature)
         table = self.catalog.vectors("api")
-        scores = table.matrix @ vector + words * self.lexicon.scores(function.description)
+        scores = table.matrix @ vector + words * self.lexicon.scores(text)
         top = np.argsort(-scores, kind="stable")[: self.description_neighbours]
         hits = [Hit(kind="api", id=table.ids[r], score=float(scores[r])) for r in top]
         return weighed(hits, self.description_temperature, words=words)

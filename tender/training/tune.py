@@ -166,6 +166,7 @@ def collect_features(tender: Tender, queries, shortlist: int = 30, hide_history_
                     announced["descriptions"],
                     f_around[k],
                     lexical,
+                    tender.lexicon.coverage(words(text), api.terms),
                 )
             )
             labels.append(api_id in truth)

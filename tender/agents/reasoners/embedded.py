@@ -196,6 +196,7 @@ def features(
     descriptions: Neighbourhood | None = None,
     function_descriptions: Neighbourhood | None = None,
     lexical: float = 0.0,
+    requirement_lexical: float = 0.0,
 ) -> np.ndarray:
     """A contractor's evidence for one API, from its own knowledge only (and what the manager announced: its
     vote is how much of the nearest past mashups' weight its history holds, its clause vote the largest such
@@ -204,7 +205,9 @@ def features(
     if api.vector is not None:
         desc_q = float(api.vector @ requirement_vector)
         desc_f = float(api.vector @ function_vector) if function_vector is not None else desc_q
-        description_vote = descriptions.vote(np.array([desc_q])) if descriptions else 0.0
+        description_vote = (
+            descriptions.vote(np.array([desc_q + descriptions.words * requirement_lexical])) if descriptions else 0.0
+        )
         function_vote = (
             function_descriptions.vote(np.array([desc_f + function_descriptions.words * lexical]))
             if function_descriptions
@@ -411,6 +414,8 @@ class EmbeddedReasoner(Reasoner):
         parts = clauses(cfp.requirement) if "decompose" in steps or not cfp.function else [cfp.function]
         part_vectors = self.encoder.embed(parts, context=cfp.requirement)
         part_terms = [words(part) for part in parts]
+        requirement_terms = words(cfp.requirement)
+        words_count = bool(cfp.descriptions and cfp.descriptions.words)  # the description vote weighs words too
         around = clause_vectors(self.encoder, cfp.requirement, cfp.clause_neighbourhoods)
         threshold = self.policy.self_select_at if "select" in steps else self.policy.propose_at
         if cfp.reserve is not None:
@@ -435,6 +440,7 @@ class EmbeddedReasoner(Reasoner):
                 cfp.descriptions,
                 cfp.function_descriptions if cfp.function else None,
                 lexical,
+                self.lexicon.coverage(requirement_terms, api.terms) if self.lexicon and words_count else 0.0,
             )
             p = probability(x, self.model)
             if p < (cold_threshold if x[_HAS_HISTORY] == 0 else threshold):
