@@ -453,3 +453,11 @@ def test_a_description_sharing_the_task_s_words_holds_more_of_its_vote():
         return x[FEATURES.index("description_vote")]
 
     assert description_vote(1.0) > description_vote(0.0) > 0
+
+
+def test_a_plan_from_a_catalogue_without_history_says_its_scores_are_a_ranking(cold, catalog):
+    def notes(tender):
+        return " ".join(plan_of(tender, "send SMS text messages to customers").notes)
+
+    assert "no usage history" in notes(cold) and "ranking" in notes(cold)
+    assert "no usage history" not in notes(Tender(catalog))

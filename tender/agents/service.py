@@ -102,6 +102,13 @@ class Tender:
             required_categories=request.constraints.required_categories,
         )
         context.notes.extend(notes)
+        if router.routes_on_words and outcome.final:
+            # Measured: without history the bid model ranks well within a request, but its scores overstate on
+            # one catalogue and understate on another how often an API is right.
+            context.note(
+                "This catalogue has no usage history: the scores weigh descriptions and words alone; read them as "
+                "a ranking, not as the chance that an API is right."
+            )
         if protocol.contract_net:
             manager.award(negotiation, outcome.proposals, outcome.final)
         context.report(1, 1, "plan ready")
