@@ -15,6 +15,7 @@ from .plan import Plan, RecommendedApi, Run, Stages
 from .reasoners.base import Reasoner
 from .request import InvalidRequest, Request
 from .routing import Router
+from .siblings import drop_siblings
 from .status import prefer_active
 from .text import clauses
 from .vectors import QueryEncoder
@@ -102,6 +103,12 @@ class Tender:
             required_categories=request.constraints.required_categories,
         )
         context.notes.extend(notes)
+        outcome.final = drop_siblings(
+            outcome.final,
+            outcome.proposals,
+            self.catalog.get_api,
+            required_categories=request.constraints.required_categories,
+        )
         if router.routes_on_words and outcome.final:
             # Measured: without history the bid model ranks well within a request, but its scores overstate on
             # one catalogue and understate on another how often an API is right.
