@@ -112,8 +112,8 @@ class Manager:
         # How much the task's words count beside profile similarity when a catalogue without history is routed
         # (Router.routes_on_words); chosen on MetaTool's tune half and validation mashups (docs/tuning.md).
         self.routing_lexical_weight = routing_lexical_weight
-        # ... and how much they count when it ranks the descriptions nearest to a function, whose shares are the
-        # bidders' function votes (chosen the same way; docs/tuning.md).
+        # ... and how much they count when it ranks the descriptions nearest to a function or to the requirement,
+        # whose shares are the bidders' function and description votes (chosen the same way; docs/tuning.md).
         self.vote_lexical_weight = vote_lexical_weight
         # A manager serves one run: its decomposition, whose functions it maps together in one step (one LLM call).
         self._functions: list[FunctionSpec] = []

@@ -415,7 +415,7 @@ class EmbeddedReasoner(Reasoner):
         part_vectors = self.encoder.embed(parts, context=cfp.requirement)
         part_terms = [words(part) for part in parts]
         requirement_terms = words(cfp.requirement)
-        words_count = bool(cfp.descriptions and cfp.descriptions.words)  # the description vote weighs words too
+        weigh_words = bool(cfp.descriptions and cfp.descriptions.words)  # the description vote weighs words too
         around = clause_vectors(self.encoder, cfp.requirement, cfp.clause_neighbourhoods)
         threshold = self.policy.self_select_at if "select" in steps else self.policy.propose_at
         if cfp.reserve is not None:
@@ -440,7 +440,7 @@ class EmbeddedReasoner(Reasoner):
                 cfp.descriptions,
                 cfp.function_descriptions if cfp.function else None,
                 lexical,
-                self.lexicon.coverage(requirement_terms, api.terms) if self.lexicon and words_count else 0.0,
+                self.lexicon.coverage(requirement_terms, api.terms) if self.lexicon and weigh_words else 0.0,
             )
             p = probability(x, self.model)
             if p < (cold_threshold if x[_HAS_HISTORY] == 0 else threshold):
