@@ -135,7 +135,10 @@ ContractNetMessage = Annotated[
 
 class RoutedContractor(BaseModel):
     contractor: str
-    similarity: float
+    similarity: float = Field(
+        description="What it was ranked on: its profile's similarity to the task, plus the share of the task's "
+        "words in its text where the catalogue has no usage history (so up to 2)."
+    )
     reason: str
 
 

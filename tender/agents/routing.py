@@ -73,8 +73,10 @@ class Router:
         lexical: np.ndarray | None = None,
     ) -> tuple[Routing, list[str]]:
         scores = self.profile_scores(vector)
+        ranked_on = "profile similarity"
         if lexical is not None and self.routes_on_words:
             scores = scores + lexical
+            ranked_on = "profile similarity and words"
         named = self.named(cfp.requirement)
         mask = np.ones(len(self.api_ids), dtype=bool)
         for category in excluded_categories:
@@ -101,7 +103,7 @@ class Router:
                     similarity=round(float(scores[r]), 4),
                     reason="named in the requirement"
                     if int(self.api_ids[r]) in named
-                    else ("broadcast" if strategy == "broadcast" else f"profile similarity rank {i + 1}"),
+                    else ("broadcast" if strategy == "broadcast" else f"{ranked_on} rank {i + 1}"),
                 )
                 for i, r in enumerate(chosen)
             ]
@@ -110,7 +112,7 @@ class Router:
             groups = {n: rows[mask[rows]] for n, rows in self._provider_rows.items()}
             names = [n for n, rows in groups.items() if len(rows)]
             contacted, eligible = self._route_groups(
-                names, groups, scores, named, strategy, top_n, provider_contractor_id
+                names, groups, scores, named, strategy, top_n, provider_contractor_id, ranked_on
             )
         else:
             names = [
@@ -119,13 +121,13 @@ class Router:
                 if n not in excluded_categories and (not cfp.categories or n in cfp.categories)
             ]
             contacted, eligible = self._route_groups(
-                names, self._category_rows, scores, named, strategy, top_n, category_contractor_id
+                names, self._category_rows, scores, named, strategy, top_n, category_contractor_id, ranked_on
             )
         routing = Routing(task_id=cfp.task_id, strategy=strategy, eligible=eligible, contacted=contacted)
         return routing, [c.contractor for c in contacted]
 
     def _route_groups(
-        self, names, rows_of, scores, named, strategy, top_n, contractor_id
+        self, names, rows_of, scores, named, strategy, top_n, contractor_id, ranked_on="profile similarity"
     ) -> tuple[list[RoutedContractor], int]:
         """Contractors that each hold a group of APIs (a category, a provider), ranked by their best API."""
         best = {n: float(scores[rows_of[n]].max()) for n in names}
@@ -140,7 +142,7 @@ class Router:
                 similarity=round(best[n], 4),
                 reason="holds an API named in the requirement"
                 if n in holds_named
-                else ("broadcast" if strategy == "broadcast" else f"profile similarity rank {i + 1}"),
+                else ("broadcast" if strategy == "broadcast" else f"{ranked_on} rank {i + 1}"),
             )
             for i, n in enumerate(chosen)
         ]
