@@ -148,40 +148,32 @@ def test_the_cold_model_fit_keeps_no_weight_below_zero():
     assert cold.weights["lexical"] == 0.0 and cold.weights["desc_function"] > 0
 
 
+def decomposed(*pieces: tuple[str, list[int]], policy: Policy | None = None):
+    """The functions the embedded manager makes of these pieces, each with the APIs that best explain it."""
+    parts = [Part(text=text, apis=apis) for text, apis in pieces]
+    reasoner = EmbeddedReasoner(HashingEmbedder(), policy=policy or Policy())
+    return reasoner.decompose(DecomposeTask(requirement="", parts=parts)).functions
+
+
 def test_pieces_explained_by_the_same_apis_are_one_function_and_the_others_their_own():
-    parts = [
-        Part(text="nearby restaurants", apis=[3, 4, 23]),
-        Part(text="map", apis=[0, 2, 1]),
-        Part(text="their reviews", apis=[4, 3, 22]),
-    ]
-    functions = EmbeddedReasoner(HashingEmbedder()).decompose(DecomposeTask(requirement="", parts=parts)).functions
+    functions = decomposed(("nearby restaurants", [3, 4, 23]), ("map", [0, 2, 1]), ("their reviews", [4, 3, 22]))
     assert [f.description for f in functions] == ["nearby restaurants, their reviews", "map"]
     assert functions[1].depends_on == ["f1"]  # the map shows what the first function finds
 
 
 def test_a_piece_that_refers_back_joins_the_need_it_refers_to_even_when_no_api_explains_both():
-    parts = [
-        Part(text="a site shows nearby restaurants", apis=[3, 4, 23]),
-        Part(text="map", apis=[0, 2, 1]),
-        Part(text="their reviews", apis=[7, 8, 9]),
-    ]
-    functions = EmbeddedReasoner(HashingEmbedder()).decompose(DecomposeTask(requirement="", parts=parts)).functions
+    functions = decomposed(
+        ("a site shows nearby restaurants", [3, 4, 23]), ("map", [0, 2, 1]), ("their reviews", [7, 8, 9])
+    )
     assert [f.description for f in functions] == ["a site shows nearby restaurants, their reviews", "map"]
 
 
 def test_a_one_need_requirement_stays_one_function():
-    parts = [Part(text="send SMS", apis=[18, 19]), Part(text="text messages", apis=[18, 7])]
-    assert len(EmbeddedReasoner(HashingEmbedder()).decompose(DecomposeTask(requirement="", parts=parts)).functions) == 1
+    assert len(decomposed(("send SMS", [18, 19]), ("text messages", [18, 7]))) == 1
 
 
 def test_a_plan_has_at_most_max_functions_functions():
-    parts = [Part(text=f"need {i}", apis=[i]) for i in range(7)]
-    functions = (
-        EmbeddedReasoner(HashingEmbedder(), policy=Policy(max_functions=4))
-        .decompose(DecomposeTask(requirement="", parts=parts))
-        .functions
-    )
-    assert len(functions) == 4
+    assert len(decomposed(*((f"need {i}", [i]) for i in range(7)), policy=Policy(max_functions=4))) == 4
 
 
 def test_the_manager_splits_two_needs_served_by_different_apis(cold):
