@@ -53,6 +53,15 @@ def terms(text: str) -> list[str]:
     return out
 
 
+def as_written(text: str) -> dict[str, str]:
+    """Each of a text's terms, as the text writes it (the first word that gives it): "time" for "tim"."""
+    written: dict[str, str] = {}
+    for token in _WORD.findall(text):
+        for term in terms(token):
+            written.setdefault(term, token)
+    return written
+
+
 class Lexicon:
     """Inverse document frequencies of the catalogue's API texts, and which APIs use each word. Built once per
     catalogue; `ids` gives the row order of `scores`."""

@@ -2,6 +2,8 @@
 
 import re
 
+from .lexicon import terms
+
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _CLAUSE = re.compile(
     r"(,\s+(?:and\s+|then\s+|while\s+)?|\s+(?:and then|and also|as well as|along with|while|whereas)\s+|\s+and\s+(?=[a-z]+s?\b))",
@@ -56,8 +58,6 @@ def refers_back(piece: str) -> bool:
 
 def names_a_thing(piece: str) -> bool:
     """Whether a piece holds a content word besides words of showing ("nearby restaurants", not "on a map")."""
-    from .lexicon import terms
-
     return any(not _PRESENTATION.fullmatch(w) for w in re.findall(r"[A-Za-z]+", piece) if terms(w))
 
 
@@ -143,8 +143,6 @@ id ll re ve don isn doesn let lets remember note ensure
 
 def is_asking(piece: str) -> bool:
     """Whether a piece holds no content word but words of asking."""
-    from .lexicon import terms
-
     return all(w in _ASKING for w in re.findall(r"[a-z]+", piece.lower()) if terms(w))
 
 

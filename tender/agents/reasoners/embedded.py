@@ -8,7 +8,6 @@ sample (see evaluation/tune.py), on the vectors of the fine-tuned encoder (evalu
 whenever the encoder changes."""
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from functools import cached_property
@@ -35,7 +34,7 @@ from ..tasks import (
     SelectTask,
     Task,
 )
-from ..lexicon import Lexicon
+from ..lexicon import Lexicon, as_written
 from ..lexicon import terms as words
 from ..text import clauses, is_presentation, mentions, names_a_thing, refers_back, short_name
 from ..vectors import QueryEncoder
@@ -478,11 +477,7 @@ class EmbeddedReasoner(Reasoner):
             reasons.append(f"the requirement names {api.name}")
         elif named > 0:
             reasons.append(f"the requirement names part of '{api.name}'")
-        # The function's own words, as written, not their stems ("time", not "tim").
-        written: dict[str, str] = {}
-        for token in re.findall(r"[A-Za-z0-9]+", function):
-            for stem in words(token):
-                written.setdefault(stem, token)
+        written = as_written(function)  # quote the function's words, not their stems
         shared = sorted({written.get(t, t) for t in wanted if t in api.terms})
         strength = "closely" if desc_f >= 0.5 or function_vote >= 0.3 else "partly" if desc_f >= 0.3 else "loosely"
         reasons.append(f"its description {strength} matches '{short_name(function, 10)}' ({desc_f:.2f})")
