@@ -7,6 +7,7 @@ from collections.abc import Callable
 from tender.catalog import Api
 
 from .messages import Propose
+from .status import carried_only_by
 
 
 def drop_siblings(
@@ -25,9 +26,9 @@ def drop_siblings(
         if api_id not in best or not api.provider or api.provider == api.name:
             continue
         step = (api.provider, best[api_id].function_id)
-        others = [api_of(a) for a in final if a != api_id and a not in dropped]
-        needed = [c for c in required_categories if c in api.categories and not any(c in o.categories for o in others)]
-        if step in taken and not needed:
-            dropped.add(api_id)
+        if step in taken:
+            others = [api_of(a) for a in final if a != api_id and a not in dropped]
+            if not carried_only_by(api, others, required_categories):
+                dropped.add(api_id)
         taken.add(step)
     return [a for a in final if a not in dropped]

@@ -10,6 +10,11 @@ from .messages import Propose
 NEARLY_AS_WELL = 0.05  # a bid this much lower still counts as "nearly as well"
 
 
+def carried_only_by(api: Api, others: list[Api], required_categories) -> set[str]:
+    """The required categories that `api` alone carries among `others`: dropping it would break the constraint."""
+    return {c for c in required_categories if c in api.categories and not any(c in o.categories for o in others)}
+
+
 def prefer_active(
     final: list[int],
     proposals: list[Propose],
@@ -33,8 +38,7 @@ def prefer_active(
         if api.status != "deprecated" or api_id not in best:
             continue
         own = best[api_id]
-        others = [api_of(a) for a in chosen if a != api_id]
-        needed = {c for c in required_categories if c in api.categories and not any(c in o.categories for o in others)}
+        needed = carried_only_by(api, [api_of(a) for a in chosen if a != api_id], required_categories)
         candidates = [
             p
             for p in best.values()
