@@ -107,6 +107,7 @@ class Manager:
         self.description_temperature = description_temperature
         self.max_categories = max_categories
         self._neighbourhoods: dict[str, dict] = {}  # a run announces the same past in every call
+        self._word_shares: dict[str, np.ndarray] = {}  # ... and routes and ranks by a function's words more than once
         self.lexicon = lexicon  # the catalogue's words, to find which APIs explain each piece of a requirement
         self.lexical_weight = lexical_weight
         # How much the task's words count beside profile similarity when a catalogue without history is routed
@@ -228,10 +229,17 @@ class Manager:
             hits = self.catalog.search(vector, kind="api", k=self.description_neighbours)
             return weighed(hits, self.description_temperature)
         table = self.catalog.vectors("api")
-        scores = table.matrix @ vector + words * self.lexicon.scores(text)
+        scores = table.matrix @ vector + words * self._word_share(text)
         top = np.argsort(-scores, kind="stable")[: self.description_neighbours]
         hits = [Hit(kind="api", id=table.ids[r], score=float(scores[r])) for r in top]
         return weighed(hits, self.description_temperature, words=words)
+
+    def _word_share(self, text: str) -> np.ndarray:
+        """Per API, the share of the text's words in its own text (Lexicon.scores), computed once a text."""
+        assert self.lexicon is not None
+        if text not in self._word_shares:
+            self._word_shares[text] = self.lexicon.scores(text)
+        return self._word_shares[text]
 
     def neighbourhoods(self, requirement: str) -> dict:
         """What a call for proposals announces of the past and of the catalogue: the requirement's neighbourhood,
@@ -291,7 +299,7 @@ class Manager:
         top_n = min(request.top_n, limit) if limit and llm and function is not None else request.top_n
         lexical = None
         if self.routing_lexical_weight and self.lexicon is not None and self.router.routes_on_words:
-            lexical = self.routing_lexical_weight * self.lexicon.scores(
+            lexical = self.routing_lexical_weight * self._word_share(
                 function.description if function else request.requirement
             )
         routing, contractor_ids = self.router.route(

@@ -413,8 +413,8 @@ class EmbeddedReasoner(Reasoner):
         parts = clauses(cfp.requirement) if "decompose" in steps or not cfp.function else [cfp.function]
         part_vectors = self.encoder.embed(parts, context=cfp.requirement)
         part_terms = [words(part) for part in parts]
-        requirement_terms = words(cfp.requirement)
         weigh_words = bool(cfp.descriptions and cfp.descriptions.words)  # the description vote weighs words too
+        requirement_terms = words(cfp.requirement) if weigh_words else []
         around = clause_vectors(self.encoder, cfp.requirement, cfp.clause_neighbourhoods)
         threshold = self.policy.self_select_at if "select" in steps else self.policy.propose_at
         if cfp.reserve is not None:
