@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from tender.agents.context import RunContext
+from tender.agents.grounding import Grounding, drop_ungrounded
 from tender.agents.language import language
 from tender.agents.plan import StepStatus
 from tender.agents.reasoners.embedded import (
@@ -16,7 +17,6 @@ from tender.agents.reasoners.embedded import (
     BidModel,
     EmbeddedReasoner,
     Policy,
-    drop_ungrounded,
     features,
     probability,
 )
@@ -313,9 +313,9 @@ def test_an_api_chosen_on_history_alone_gives_way_to_one_whose_description_match
     maps, weather, news = 370, 866, 214
     proposals = [bid(maps, "f1", 0.13), bid(weather, "f1", 0.50, lexical=1.0), bid(news, "f2", 0.12)]
 
-    assert drop_ungrounded([maps, weather, news], proposals, margin=0.3) == [weather, news]
+    assert drop_ungrounded([maps, weather, news], proposals, Grounding(proposals, margin=0.3)) == [weather, news]
     # Nothing else matches f2 better, so its only API stays; and margin 0 keeps everything.
-    assert drop_ungrounded([maps, weather, news], proposals, margin=0.0) == [maps, weather, news]
+    assert drop_ungrounded([maps, weather, news], proposals, Grounding(proposals, margin=0.0)) == [maps, weather, news]
 
 
 def propose(api_id, function_id, score, name=None, evidence=None):

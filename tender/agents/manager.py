@@ -29,6 +29,7 @@ from .request import Request
 from .routing import Router
 from .lexicon import Lexicon
 from .tasks import CategoryCandidate, CoUsageEdge, DecomposeTask, FunctionSpec, MapCategoriesTask, Part, SelectTask
+from .grounding import award_bids
 from .text import clauses, fragments
 from .vectors import QueryEncoder
 
@@ -379,10 +380,7 @@ class Manager:
     def award(self, negotiation: Negotiation, proposals: list[Propose], selected: list[int]) -> None:
         """Accept the selected proposals (the best one per API), reject the rest; the winners inform."""
         chosen = set(selected)
-        best: dict[int, Propose] = {}
-        for p in proposals:
-            if p.api_id in chosen and (p.api_id not in best or p.score > best[p.api_id].score):
-                best[p.api_id] = p
+        best = {a: p for a, p in award_bids(proposals).items() if a in chosen}
         at = negotiation.context.elapsed_ms
         for p in proposals:
             if best.get(p.api_id) is p:

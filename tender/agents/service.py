@@ -8,6 +8,7 @@ from tender.catalog import ApiNotFound, Catalog
 from . import protocols
 from .context import RunContext
 from .contractor import ContractorPool
+from .grounding import award_bids
 from .language import NAMES, language
 from .lexicon import Lexicon
 from .manager import Manager, Negotiation
@@ -133,7 +134,7 @@ class Tender:
             if p.api_id not in best or p.score > best[p.api_id].score:
                 best[p.api_id] = p
         names = {a: self.catalog.get_api(a).name for a in best}
-        protocols.fill_steps(outcome, best, names)
+        protocols.fill_steps(outcome, award_bids(outcome.proposals), names)
         for step in outcome.steps:
             for award in step.awarded:
                 award.status = self.catalog.get_api(award.api_id).status

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tender.catalog.encoders import STOCK_NAME, EncoderId, check_encoder, recorded_encoder
 
 from ..context import RunContext
+from ..grounding import UNGROUNDED_MARGIN, Grounding, drop_ungrounded
 from ..messages import Neighbourhood
 from ..tasks import (
     ApiKnowledge,
@@ -181,7 +182,7 @@ class Policy:
     nothing_below: float = 0.05
     # selection: an API whose description trails the best for each of its functions by more than this (and
     # shares no word with them) gives way where another chosen API's description does match them
-    ungrounded_margin: float = 0.3
+    ungrounded_margin: float = UNGROUNDED_MARGIN
 
 
 def features(
@@ -535,8 +536,9 @@ class EmbeddedReasoner(Reasoner):
         order = sorted(lifted, key=lambda a: (-lifted[a], a))
         size, f1 = expected_f1_size([lifted[a] for a in order], self.policy.expected_missing)
         chosen = order[:size] if credible else []
+        grounded = Grounding(task.proposals, self.policy.ungrounded_margin)
         for function_id, (api_id, score) in best_per_function(task.proposals).items():
-            served = any(p.function_id == function_id and p.api_id in chosen for p in task.proposals)
+            served = any(p.function_id == function_id and p.api_id in chosen and grounded(p) for p in task.proposals)
             if (
                 not served
                 and api_id not in chosen
@@ -550,12 +552,12 @@ class EmbeddedReasoner(Reasoner):
                 chosen.append(api_id)
         for function_id in dict.fromkeys(p.function_id for p in task.proposals if p.function_id):
             own = [(d, p) for d, p in zip(described, task.proposals) if p.function_id == function_id]
-            if not any(p.api_id in chosen for _, p in own):
-                bid, grounded = max(own, key=lambda pair: pair[0])
+            if not any(p.api_id in chosen and grounded(p) for _, p in own):
+                bid, closest = max(own, key=lambda pair: pair[0])
                 if bid >= self.policy.cover_steps_at:
-                    chosen.append(grounded.api_id)
+                    chosen.append(closest.api_id)
         chosen = drop_near_duplicates(chosen, task.proposals)
-        chosen = drop_ungrounded(chosen, task.proposals, self.policy.ungrounded_margin)
+        chosen = drop_ungrounded(chosen, task.proposals, grounded)
         if task.max_apis:
             chosen = chosen[: task.max_apis]
         return Selection(
@@ -589,33 +591,6 @@ def drop_near_duplicates(chosen: list[int], proposals) -> list[int]:
         if not twin:
             kept.append(api_id)
     return kept
-
-
-def drop_ungrounded(chosen: list[int], proposals, margin: float) -> list[int]:
-    """Leave out an API chosen on its history alone where another chosen API's own text matches the function:
-    for each function it bid on, its description trails the function's best-matching description by more than
-    `margin`, not one of the function's words is in its text, and the requirement does not name it (Google Maps
-    beside Weather Channel for 'weather'). 0 keeps every API."""
-    if margin <= 0:
-        return chosen
-    best: dict[str | None, float] = {}
-    for p in proposals:
-        best[p.function_id] = max(best.get(p.function_id, -1.0), float(p.evidence.get("desc_function", 0.0)))
-
-    def grounded(p) -> bool:
-        e = p.evidence
-        return (
-            e.get("named", 0) > 0
-            or e.get("lexical", 0) > 0
-            or float(e.get("desc_function", 0.0)) >= best[p.function_id] - margin
-        )
-
-    bids: dict[int, list] = {}
-    for p in proposals:
-        if p.api_id in chosen:
-            bids.setdefault(p.api_id, []).append(p)
-    served = {p.function_id for ps in bids.values() for p in ps if grounded(p)}
-    return [a for a in chosen if not bids.get(a) or any(grounded(p) or p.function_id not in served for p in bids[a])]
 
 
 def best_per_function(proposals) -> dict[str, tuple[int, float]]:

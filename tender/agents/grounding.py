@@ -1,0 +1,52 @@
+"""Whether a bid stands on what the API itself says it does. A popular API bids for every function of a
+requirement on its usage history (Google Maps for 'book flights'); such a bid neither serves the function nor
+is the step the API is awarded for."""
+
+UNGROUNDED_MARGIN = 0.3  # how far a description may trail the function's best-matching one (docs/tuning.md)
+
+
+class Grounding:
+    """A bid is grounded when the requirement names the API, one of the function's words is in its text, or its
+    description trails the function's best-matching description by at most `margin` (0: every bid is)."""
+
+    def __init__(self, proposals, margin: float = UNGROUNDED_MARGIN):
+        self.margin = margin
+        self.best: dict[str | None, float] = {}
+        for p in proposals:
+            self.best[p.function_id] = max(
+                self.best.get(p.function_id, -1.0), float(p.evidence.get("desc_function", 0.0))
+            )
+
+    def __call__(self, p) -> bool:
+        e = p.evidence
+        return (
+            self.margin <= 0
+            or e.get("named", 0) > 0
+            or e.get("lexical", 0) > 0
+            or float(e.get("desc_function", 0.0)) >= self.best.get(p.function_id, -1.0) - self.margin
+        )
+
+
+def drop_ungrounded(chosen: list[int], proposals, grounded: Grounding) -> list[int]:
+    """Leave out an API chosen on its history alone where another chosen API's own text matches the function:
+    none of its bids is grounded (Google Maps beside Weather Channel for 'weather')."""
+    if grounded.margin <= 0:
+        return chosen
+    bids: dict[int, list] = {}
+    for p in proposals:
+        if p.api_id in chosen:
+            bids.setdefault(p.api_id, []).append(p)
+    served = {p.function_id for ps in bids.values() for p in ps if grounded(p)}
+    return [a for a in chosen if not bids.get(a) or any(grounded(p) or p.function_id not in served for p in bids[a])]
+
+
+def award_bids(proposals) -> dict:
+    """Per API, the proposal it is awarded on: its best bid among those grounded in its own text, or its best bid
+    when none is (Google Maps chosen for a travel planner serves the map, not 'books flights')."""
+    grounded = Grounding(proposals)
+    best: dict = {}
+    for p in proposals:
+        held = best.get(p.api_id)
+        if held is None or (grounded(p), p.score) > (grounded(held), held.score):
+            best[p.api_id] = p
+    return best

@@ -1,0 +1,88 @@
+"""A popular API bids for every function of a requirement on its usage history. Such a bid neither serves the
+function (another API whose description matches it is chosen too) nor is the step the API is awarded for."""
+
+from tender.agents.grounding import Grounding, award_bids
+from tender.agents.messages import Propose
+from tender.agents.reasoners.embedded import EmbeddedReasoner, Policy
+from tender.agents.tasks import FunctionSpec, SelectTask
+
+MAPS, FLIGHTS = 370, 612
+
+FUNCTIONS = [
+    FunctionSpec(id="f1", name="map", description="show the destination on a map"),
+    FunctionSpec(id="f2", name="flights", description="book flights"),
+]
+
+
+def bid(api_id, function_id, score, desc_function, lexical=0.0, function_vote=0.0, name=None):
+    evidence = {
+        "desc_requirement": desc_function,
+        "desc_function": desc_function,
+        "description_vote": function_vote,
+        "function_vote": function_vote,
+        "lexical": lexical,
+        "named": 0.0,
+        "has_history": 1.0,
+    }
+    return Propose(
+        sender=f"api:{api_id}",
+        receiver="manager",
+        task_id=function_id,
+        api_id=api_id,
+        api_name=name or f"api {api_id}",
+        score=score,
+        rationale="r",
+        function_id=function_id,
+        evidence=evidence,
+    )
+
+
+# Google Maps matches the map in description and words, and bids as high for the flights on its history alone;
+# the flight API's description and words match 'book flights', but its own thin history drags its bid to 0.05.
+PROPOSALS = [
+    bid(MAPS, "f1", 0.38, desc_function=0.50, lexical=1.0, name="Google Maps"),
+    bid(MAPS, "f2", 0.40, desc_function=0.09, name="Google Maps"),
+    bid(FLIGHTS, "f2", 0.05, desc_function=0.50, lexical=0.51, function_vote=0.28, name="Flight Portal"),
+]
+
+
+def task(proposals=PROPOSALS):
+    return SelectTask(requirement="A travel planner that books flights", functions=FUNCTIONS, proposals=proposals)
+
+
+def test_a_bid_on_history_alone_is_not_grounded_and_one_on_the_api_s_own_text_is():
+    grounded = Grounding(PROPOSALS)
+
+    assert [grounded(p) for p in PROPOSALS] == [True, False, True]
+    assert all(Grounding(PROPOSALS, margin=0.0)(p) for p in PROPOSALS)
+
+
+def test_a_function_served_only_by_a_bid_on_history_also_gets_the_api_whose_description_matches(embedder):
+    reasoner = EmbeddedReasoner(embedder)
+    assert reasoner._description_bid(PROPOSALS[2]) >= Policy().cover_steps_at
+
+    chosen = reasoner.select(task()).api_ids
+
+    assert FLIGHTS in chosen
+    assert MAPS in chosen  # it still serves the map
+
+
+def test_without_grounding_a_popular_api_s_bid_counts_as_serving_every_function_it_bid_for(embedder):
+    reasoner = EmbeddedReasoner(embedder, policy=Policy(ungrounded_margin=0.0))
+
+    assert reasoner.select(task()).api_ids == [MAPS]
+
+
+def test_an_api_is_awarded_the_step_its_own_text_matches_not_its_highest_bid():
+    awarded = award_bids(PROPOSALS)
+
+    assert awarded[MAPS].function_id == "f1"  # 0.38 for the map, not 0.40 for the flights
+    assert awarded[FLIGHTS].function_id == "f2"
+
+
+def test_an_api_with_no_grounded_bid_is_awarded_its_highest():
+    only_history = [bid(MAPS, "f1", 0.2, desc_function=0.05), bid(MAPS, "f2", 0.3, desc_function=0.05)]
+    rival = bid(FLIGHTS, "f1", 0.1, desc_function=0.6, lexical=1.0)
+    rival2 = bid(FLIGHTS, "f2", 0.1, desc_function=0.6, lexical=1.0)
+
+    assert award_bids([*only_history, rival, rival2])[MAPS].function_id == "f2"
