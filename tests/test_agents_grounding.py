@@ -86,3 +86,21 @@ def test_an_api_with_no_grounded_bid_is_awarded_its_highest():
     rival2 = bid(FLIGHTS, "f2", 0.1, desc_function=0.6, lexical=1.0)
 
     assert award_bids([*only_history, rival, rival2])[MAPS].function_id == "f2"
+
+
+def test_an_api_whose_description_matches_nothing_asked_needs_a_confident_bid_to_stay(embedder):
+    # An online course platform: a video host matches 'host the lecture videos'; Google Maps bids 0.06 for it on
+    # past apps alone, its description far from every function.
+    video, maps = 907, MAPS
+    functions = [FunctionSpec(id="f1", name="videos", description="host the lecture videos")]
+    proposals = [
+        bid(video, "f1", 0.07, desc_function=0.28, lexical=0.23),
+        bid(maps, "f1", 0.06, desc_function=0.04),
+    ]
+    select = SelectTask(requirement="An online course platform", functions=functions, proposals=proposals)
+
+    assert EmbeddedReasoner(embedder).select(select).api_ids == [video]
+    assert maps in EmbeddedReasoner(embedder, policy=Policy(history_alone_at=0.0)).select(select).api_ids
+    # Confident enough on its history, it stays: past apps like this one used it.
+    confident = [proposals[0], bid(maps, "f1", 0.35, desc_function=0.04)]
+    assert maps in EmbeddedReasoner(embedder).select(select.model_copy(update={"proposals": confident})).api_ids

@@ -183,6 +183,10 @@ class Policy:
     # selection: an API whose description trails the best for each of its functions by more than this (and
     # shares no word with them) gives way where another chosen API's description does match them
     ungrounded_margin: float = UNGROUNDED_MARGIN
+    # selection: an API whose description matches none of its functions (similarity under `described_at`, none of
+    # their words, not named) stays only with a bid of at least `history_alone_at`
+    described_at: float = 0.2
+    history_alone_at: float = 0.1
 
 
 def features(
@@ -503,6 +507,21 @@ class EmbeddedReasoner(Reasoner):
         lead = self.policy.cover_lead
         return lead > 0 and best >= self.policy.nothing_below and best >= lead * max(others, default=0.0)
 
+    def _on_history_alone(self, bids) -> bool:
+        """An API whose description matches none of the functions it bid for (not named, not one of their words
+        in its text, similarity under `described_at`) and whose best bid is under `history_alone_at`: chosen only
+        because past apps used it, and not even confidently."""
+        return (
+            bool(bids)
+            and max(p.score for p in bids) < self.policy.history_alone_at
+            and all(
+                p.evidence.get("named", 0) == 0
+                and p.evidence.get("lexical", 0) == 0
+                and float(p.evidence.get("desc_function", 1.0)) < self.policy.described_at
+                for p in bids
+            )
+        )
+
     # 4 ------------------------------------------------------------------------------------------
     def select(self, task: SelectTask) -> Selection:
         """Each function's best credible bid, then the ranked bids up to the set of highest expected F1 (bids read
@@ -558,6 +577,7 @@ class EmbeddedReasoner(Reasoner):
                     chosen.append(closest.api_id)
         chosen = drop_near_duplicates(chosen, task.proposals)
         chosen = drop_ungrounded(chosen, task.proposals, grounded)
+        chosen = [a for a in chosen if not self._on_history_alone([p for p in task.proposals if p.api_id == a])]
         if task.max_apis:
             chosen = chosen[: task.max_apis]
         return Selection(
