@@ -94,13 +94,13 @@ def test_an_api_whose_description_matches_nothing_asked_needs_a_confident_bid_to
     video, maps = 907, MAPS
     functions = [FunctionSpec(id="f1", name="videos", description="host the lecture videos")]
     proposals = [
-        bid(video, "f1", 0.07, desc_function=0.28, lexical=0.23),
-        bid(maps, "f1", 0.06, desc_function=0.04),
+        bid(video, "f1", 0.07, desc_function=0.28, lexical=0.23, name="YouTube"),
+        bid(maps, "f1", 0.06, desc_function=0.04, name="Google Maps"),
     ]
     select = SelectTask(requirement="An online course platform", functions=functions, proposals=proposals)
 
     assert EmbeddedReasoner(embedder).select(select).api_ids == [video]
     assert maps in EmbeddedReasoner(embedder, policy=Policy(history_alone_at=0.0)).select(select).api_ids
     # Confident enough on its history, it stays: past apps like this one used it.
-    confident = [proposals[0], bid(maps, "f1", 0.35, desc_function=0.04)]
+    confident = [proposals[0], bid(maps, "f1", 0.35, desc_function=0.04, name="Google Maps")]
     assert maps in EmbeddedReasoner(embedder).select(select.model_copy(update={"proposals": confident})).api_ids
