@@ -104,3 +104,21 @@ def test_an_api_whose_description_matches_nothing_asked_needs_a_confident_bid_to
     # Confident enough on its history, it stays: past apps like this one used it.
     confident = [proposals[0], bid(maps, "f1", 0.35, desc_function=0.04, name="Google Maps")]
     assert maps in EmbeddedReasoner(embedder).select(select.model_copy(update={"proposals": confident})).api_ids
+
+
+def test_an_api_named_for_one_function_is_not_grounded_for_the_others_by_its_name():
+    twitter, slack = 827, 760
+    functions = {"f1": "monitor what people say about our brand on Twitter", "f2": "post a summary to our Slack channel"}
+    proposals = [
+        bid(twitter, "f1", 0.9, desc_function=0.35, name="Twitter"),
+        bid(twitter, "f2", 0.9, desc_function=0.10, name="Twitter"),
+        bid(slack, "f2", 0.04, desc_function=0.55, lexical=0.55, name="Slack Web"),
+    ]
+    for p in proposals[:2]:
+        p.evidence["named"] = 1.0  # the requirement names Twitter
+
+    grounded = Grounding(proposals, functions=functions)
+
+    assert [grounded(p) for p in proposals] == [True, False, True]
+    # Without the functions' texts, a name anywhere in the requirement counts.
+    assert Grounding(proposals)(proposals[1])

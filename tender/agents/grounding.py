@@ -2,15 +2,20 @@
 requirement on its usage history (Google Maps for 'book flights'); such a bid neither serves the function nor
 is the step the API is awarded for."""
 
+from .text import mentions
+
 UNGROUNDED_MARGIN = 0.3  # how far a description may trail the function's best-matching one (docs/tuning.md)
 
 
 class Grounding:
-    """A bid is grounded when the requirement names the API, one of the function's words is in its text, or its
-    description trails the function's best-matching description by at most `margin` (0: every bid is)."""
+    """A bid is grounded when the function names the API, one of the function's words is in its text, or its
+    description trails the function's best-matching description by at most `margin` (0: every bid is). Given no
+    function texts (`functions`: id -> text), a name anywhere in the requirement counts: Twitter named for the
+    mentions to monitor does not post the summary to Slack, so the function's own text decides where it is known."""
 
-    def __init__(self, proposals, margin: float = UNGROUNDED_MARGIN):
+    def __init__(self, proposals, margin: float = UNGROUNDED_MARGIN, functions: dict[str, str] | None = None):
         self.margin = margin
+        self.functions = functions or {}
         self.best: dict[str | None, float] = {}
         for p in proposals:
             self.best[p.function_id] = max(
@@ -21,10 +26,16 @@ class Grounding:
         e = p.evidence
         return (
             self.margin <= 0
-            or e.get("named", 0) > 0
+            or self.named(p)
             or e.get("lexical", 0) > 0
             or float(e.get("desc_function", 0.0)) >= self.best.get(p.function_id, -1.0) - self.margin
         )
+
+    def named(self, p) -> bool:
+        text = self.functions.get(p.function_id or "")
+        if text is None:
+            return float(p.evidence.get("named", 0)) > 0
+        return mentions(p.api_name, text) > 0
 
 
 def drop_ungrounded(chosen: list[int], proposals, grounded: Grounding) -> list[int]:
@@ -40,10 +51,10 @@ def drop_ungrounded(chosen: list[int], proposals, grounded: Grounding) -> list[i
     return [a for a in chosen if not bids.get(a) or any(grounded(p) or p.function_id not in served for p in bids[a])]
 
 
-def award_bids(proposals) -> dict:
+def award_bids(proposals, functions: dict[str, str] | None = None) -> dict:
     """Per API, the proposal it is awarded on: its best bid among those grounded in its own text, or its best bid
     when none is (Google Maps chosen for a travel planner serves the map, not 'books flights')."""
-    grounded = Grounding(proposals)
+    grounded = Grounding(proposals, functions=functions)
     best: dict = {}
     for p in proposals:
         held = best.get(p.api_id)

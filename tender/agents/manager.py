@@ -377,10 +377,17 @@ class Manager:
         )
         return [a for a in dict.fromkeys(selection.api_ids) if a in set(ids)]
 
-    def award(self, negotiation: Negotiation, proposals: list[Propose], selected: list[int]) -> None:
-        """Accept the selected proposals (the best one per API), reject the rest; the winners inform."""
+    def award(
+        self,
+        negotiation: Negotiation,
+        proposals: list[Propose],
+        selected: list[int],
+        functions: dict[str, str] | None = None,
+    ) -> None:
+        """Accept the selected proposals (one per API: its best bid for a function its own text matches), reject the
+        rest; the winners inform."""
         chosen = set(selected)
-        best = {a: p for a, p in award_bids(proposals).items() if a in chosen}
+        best = {a: p for a, p in award_bids(proposals, functions).items() if a in chosen}
         at = negotiation.context.elapsed_ms
         for p in proposals:
             if best.get(p.api_id) is p:

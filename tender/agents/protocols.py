@@ -29,6 +29,10 @@ class Outcome:
     proposals: list[Propose]
     stages: dict[str, list[int]] = field(default_factory=dict)
 
+    def functions(self) -> dict[str, str]:
+        """Each step's function text, by step id."""
+        return {s.id: s.function for s in self.steps}
+
 
 def _steps_from(functions: list[FunctionSpec]) -> list[PlanStep]:
     return [PlanStep(id=f.id, function=f.description, depends_on=f.depends_on) for f in functions]

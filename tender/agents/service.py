@@ -118,7 +118,7 @@ class Tender:
                 "a ranking, not as the chance that an API is right."
             )
         if protocol.contract_net:
-            manager.award(negotiation, outcome.proposals, outcome.final)
+            manager.award(negotiation, outcome.proposals, outcome.final, outcome.functions())
         context.report(1, 1, "plan ready")
         return Run(plan=self._plan(request, negotiation, outcome), transcript=self._transcript(negotiation))
 
@@ -134,7 +134,7 @@ class Tender:
             if p.api_id not in best or p.score > best[p.api_id].score:
                 best[p.api_id] = p
         names = {a: self.catalog.get_api(a).name for a in best}
-        protocols.fill_steps(outcome, award_bids(outcome.proposals), names)
+        protocols.fill_steps(outcome, award_bids(outcome.proposals, outcome.functions()), names)
         for step in outcome.steps:
             for award in step.awarded:
                 award.status = self.catalog.get_api(award.api_id).status

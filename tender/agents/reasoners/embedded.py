@@ -555,7 +555,9 @@ class EmbeddedReasoner(Reasoner):
         order = sorted(lifted, key=lambda a: (-lifted[a], a))
         size, f1 = expected_f1_size([lifted[a] for a in order], self.policy.expected_missing)
         chosen = order[:size] if credible else []
-        grounded = Grounding(task.proposals, self.policy.ungrounded_margin)
+        grounded = Grounding(
+            task.proposals, self.policy.ungrounded_margin, {f.id: f.description for f in task.functions}
+        )
         for function_id, (api_id, score) in best_per_function(task.proposals).items():
             served = any(p.function_id == function_id and p.api_id in chosen and grounded(p) for p in task.proposals)
             if (
