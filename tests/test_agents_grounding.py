@@ -108,7 +108,10 @@ def test_an_api_whose_description_matches_nothing_asked_needs_a_confident_bid_to
 
 def test_an_api_named_for_one_function_is_not_grounded_for_the_others_by_its_name():
     twitter, slack = 827, 760
-    functions = {"f1": "monitor what people say about our brand on Twitter", "f2": "post a summary to our Slack channel"}
+    functions = {
+        "f1": "monitor what people say about our brand on Twitter",
+        "f2": "post a summary to our Slack channel",
+    }
     proposals = [
         bid(twitter, "f1", 0.9, desc_function=0.35, name="Twitter"),
         bid(twitter, "f2", 0.9, desc_function=0.10, name="Twitter"),
