@@ -38,11 +38,11 @@ def bid(api_id, function_id, score, desc_function, lexical=0.0, function_vote=0.
 
 
 # Google Maps matches the map in description and words, and bids as high for the flights on its history alone;
-# the flight API's description and words match 'book flights', but its own thin history drags its bid to 0.05.
+# the flight API's description and words match 'book flights', but its own thin history drags its bid to 0.12.
 PROPOSALS = [
     bid(MAPS, "f1", 0.38, desc_function=0.50, lexical=1.0, name="Google Maps"),
     bid(MAPS, "f2", 0.40, desc_function=0.09, name="Google Maps"),
-    bid(FLIGHTS, "f2", 0.05, desc_function=0.50, lexical=0.51, function_vote=0.28, name="Flight Portal"),
+    bid(FLIGHTS, "f2", 0.12, desc_function=0.50, lexical=0.51, function_vote=0.28, name="Flight Portal"),
 ]
 
 
@@ -65,6 +65,36 @@ def test_a_function_served_only_by_a_bid_on_history_also_gets_the_api_whose_desc
 
     assert FLIGHTS in chosen
     assert MAPS in chosen  # it still serves the map
+
+
+def test_beside_an_api_chosen_on_its_history_a_description_match_needs_a_bid_of_its_own(embedder):
+    # Past apps like this one used Google Maps for this need; a flight API bidding 0.03 overall is too little
+    # to add beside it, 0.08 is enough.
+    faint = [*PROPOSALS[:2], PROPOSALS[2].model_copy(update={"score": 0.03})]
+    reasoner = EmbeddedReasoner(embedder)
+
+    assert reasoner.select(task(faint)).api_ids == [MAPS]
+    assert FLIGHTS in EmbeddedReasoner(embedder, policy=Policy(loose_cover_at=0.03)).select(task(faint)).api_ids
+
+
+def test_a_bid_lifted_by_a_name_written_for_another_need_holds_nothing(embedder):
+    # 'post to Twitter, take payments': Twitter bids high for the payments because it is named; the payment API's
+    # description matches, at a low bid, and is chosen all the same.
+    twitter, payments = 827, 614
+    functions = [
+        FunctionSpec(id="f1", name="tweet", description="post to Twitter"),
+        FunctionSpec(id="f2", name="payments", description="take payments"),
+    ]
+    proposals = [
+        bid(twitter, "f1", 0.81, desc_function=0.54, lexical=1.0, name="Twitter"),
+        bid(twitter, "f2", 0.72, desc_function=0.05, name="Twitter"),
+        bid(payments, "f2", 0.03, desc_function=0.53, lexical=0.6, function_vote=0.3, name="Payment Vision Pay"),
+    ]
+    for p in proposals[:2]:
+        p.evidence["named"] = 1.0
+    select = SelectTask(requirement="post to Twitter, take payments", functions=functions, proposals=proposals)
+
+    assert payments in EmbeddedReasoner(embedder).select(select).api_ids
 
 
 def test_without_grounding_a_popular_api_s_bid_counts_as_serving_every_function_it_bid_for(embedder):

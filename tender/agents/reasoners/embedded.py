@@ -187,6 +187,11 @@ class Policy:
     # their words, not named) stays only with a bid of at least `history_alone_at`
     described_at: float = 0.2
     history_alone_at: float = 0.1
+    # selection: a function held by a chosen API on its history alone gets the API whose description matches it
+    # only if that one bids at least this (past apps like this one used the chosen API; a description match
+    # with nothing else behind it is often a fragment's noise). A bid lifted by the API's name written for
+    # another need holds nothing: there the usual cover applies.
+    loose_cover_at: float = 0.08
 
 
 def features(
@@ -526,7 +531,8 @@ class EmbeddedReasoner(Reasoner):
     def select(self, task: SelectTask) -> Selection:
         """Each function's best credible bid, then the ranked bids up to the set of highest expected F1 (bids read
         as probabilities); a near-duplicate of an API already chosen for the same function (Twilio, Twilio SMS)
-        is left out; a function still unserved gets its best description-only bid if that reaches `cover_steps_at`;
+        is left out; a function still unserved gets its best description-only bid if that reaches `cover_steps_at`
+        (and, beside a chosen API's bid on history alone, if its own bid reaches `loose_cover_at`);
         with every bid below `nothing_below` and no such description, nothing is chosen."""
         best: dict[int, float] = {}
         for proposal in task.proposals:
@@ -575,7 +581,12 @@ class EmbeddedReasoner(Reasoner):
             own = [(d, p) for d, p in zip(described, task.proposals) if p.function_id == function_id]
             if not any(p.api_id in chosen and grounded(p) for _, p in own):
                 bid, closest = max(own, key=lambda pair: pair[0])
-                if bid >= self.policy.cover_steps_at:
+                held_on_history = any(
+                    p.api_id in chosen and p.evidence.get("has_history") and not p.evidence.get("named") for _, p in own
+                )
+                if bid >= self.policy.cover_steps_at and (
+                    not held_on_history or closest.score >= self.policy.loose_cover_at
+                ):
                     chosen.append(closest.api_id)
         chosen = drop_near_duplicates(chosen, task.proposals)
         chosen = drop_ungrounded(chosen, task.proposals, grounded)
