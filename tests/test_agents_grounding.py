@@ -2,9 +2,9 @@
 function (another API whose description matches it is chosen too) nor is the step the API is awarded for."""
 
 from tender.agents.grounding import Grounding, award_bids
-from tender.agents.messages import Propose
 from tender.agents.reasoners.embedded import EmbeddedReasoner, Policy
 from tender.agents.tasks import FunctionSpec, SelectTask
+from tests.proposals import described, propose
 
 MAPS, FLIGHTS = 370, 612
 
@@ -15,26 +15,7 @@ FUNCTIONS = [
 
 
 def bid(api_id, function_id, score, desc_function, lexical=0.0, function_vote=0.0, name=None):
-    evidence = {
-        "desc_requirement": desc_function,
-        "desc_function": desc_function,
-        "description_vote": function_vote,
-        "function_vote": function_vote,
-        "lexical": lexical,
-        "named": 0.0,
-        "has_history": 1.0,
-    }
-    return Propose(
-        sender=f"api:{api_id}",
-        receiver="manager",
-        task_id=function_id,
-        api_id=api_id,
-        api_name=name or f"api {api_id}",
-        score=score,
-        rationale="r",
-        function_id=function_id,
-        evidence=evidence,
-    )
+    return propose(api_id, function_id, score, name, described(desc_function, function_vote, lexical))
 
 
 # Google Maps matches the map in description and words, and bids as high for the flights on its history alone;

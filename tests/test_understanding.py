@@ -24,7 +24,7 @@ from tender.agents.protocols import PROTOCOLS, unserved_reason
 from tender.agents.request import Request
 from tender.agents.reasoners.factory import build_reasoners
 from tender.agents.service import Tender
-from tender.agents.messages import CallForProposals, Neighbourhood, Propose
+from tender.agents.messages import CallForProposals, Neighbourhood
 from tender.agents.tasks import (
     ApiKnowledge,
     BidTask,
@@ -39,6 +39,7 @@ from tender.catalog import Catalog, HashingEmbedder, TenderError, build_catalog
 from tender.training.tune import fit_cold_model
 from tests.conftest import write_jsonl
 from tests.fixture_data import api_rows
+from tests.proposals import described, propose
 
 
 @pytest.fixture(scope="module")
@@ -318,21 +319,6 @@ def test_an_api_chosen_on_history_alone_gives_way_to_one_whose_description_match
     assert drop_ungrounded([maps, weather, news], proposals, Grounding(proposals, margin=0.0)) == [maps, weather, news]
 
 
-def propose(api_id, function_id, score, name=None, evidence=None):
-    """A contractor's proposal as the manager receives it."""
-    return Propose(
-        sender=f"api:{api_id}",
-        receiver="manager",
-        task_id="t1",
-        api_id=api_id,
-        api_name=name or f"tool {api_id}",
-        score=score,
-        rationale="r",
-        function_id=function_id,
-        evidence=evidence or {},
-    )
-
-
 def test_a_function_whose_low_best_bid_clearly_leads_the_rest_is_still_served(embedder):
     functions = [
         FunctionSpec(id="f1", name="time", description="what time is it in Tokyo"),
@@ -351,16 +337,8 @@ def test_a_function_whose_low_best_bid_clearly_leads_the_rest_is_still_served(em
 def test_a_function_is_served_by_the_api_whose_description_matches_it_though_its_history_drags_its_bid(embedder):
     # Payment Vision Pay's description is the nearest to "pay by credit card", but its one past mashup was about
     # something else and its bid fell to 0.046, under every threshold; on its description alone it would bid 0.14.
-    def described(api_id, score, desc_function, function_vote, lexical):
-        evidence = {
-            "desc_requirement": desc_function,
-            "desc_function": desc_function,
-            "description_vote": function_vote,
-            "function_vote": function_vote,
-            "lexical": lexical,
-            "has_history": 1.0,
-        }
-        return propose(api_id, "f1", score, evidence=evidence)
+    def bid(api_id, score, desc_function, function_vote, lexical):
+        return propose(api_id, "f1", score, evidence=described(desc_function, function_vote, lexical))
 
     def task(*proposals):
         return SelectTask(
@@ -370,11 +348,11 @@ def test_a_function_is_served_by_the_api_whose_description_matches_it_though_its
         )
 
     reasoner = EmbeddedReasoner(embedder)
-    matching, popular = described(614, 0.046, 0.50, 0.28, 0.51), described(824, 0.036, 0.10, 0.0, 0.0)
+    matching, popular = bid(614, 0.046, 0.50, 0.28, 0.51), bid(824, 0.036, 0.10, 0.0, 0.0)
     assert reasoner._description_bid(matching) >= Policy().cover_steps_at
     assert reasoner.select(task(matching, popular)).api_ids == [614]
     # A description that does not match either leaves the function unserved: nothing fits.
-    assert reasoner.select(task(described(614, 0.046, 0.20, 0.02, 0.0), popular)).api_ids == []
+    assert reasoner.select(task(bid(614, 0.046, 0.20, 0.02, 0.0), popular)).api_ids == []
 
 
 def test_an_unserved_step_whose_best_bidder_serves_another_says_so_and_names_the_next():
