@@ -136,3 +136,43 @@ def test_an_api_named_for_one_function_is_not_grounded_for_the_others_by_its_nam
     assert [grounded(p) for p in proposals] == [True, False, True]
     # Without the functions' texts, a name anywhere in the requirement counts.
     assert Grounding(proposals)(proposals[1])
+
+
+def test_an_api_awarded_another_step_does_not_serve_a_function_by_a_description_merely_near_the_best(embedder):
+    # 'Find local volunteering opportunities and post the ones I sign up for on Facebook': Facebook, named for the
+    # posting, bids 0.76 for the volunteering too with a description within the margin of the best; it is awarded
+    # the posting, so the volunteering API whose description matches is chosen for the other step.
+    facebook, volunteering = 279, 754
+    functions = [
+        FunctionSpec(id="f1", name="volunteer", description="Find local volunteering opportunities"),
+        FunctionSpec(id="f2", name="post", description="post the ones I sign up for on Facebook"),
+    ]
+    proposals = [
+        bid(facebook, "f1", 0.76, desc_function=0.20, name="Facebook"),
+        bid(facebook, "f2", 0.83, desc_function=0.40, lexical=0.5, name="Facebook"),
+        bid(volunteering, "f1", 0.14, desc_function=0.45, lexical=0.4, function_vote=0.3, name="Social Actions"),
+    ]
+    for p in proposals[:2]:
+        p.evidence["named"] = 1.0
+    select = SelectTask(requirement="volunteering, post on Facebook", functions=functions, proposals=proposals)
+    assert Grounding(proposals, functions={f.id: f.description for f in functions})(proposals[0])
+
+    assert EmbeddedReasoner(embedder).select(select).api_ids == [facebook, volunteering]
+
+
+def test_an_api_whose_text_shares_the_function_s_words_serves_it_though_awarded_another_step(embedder):
+    # 'Sends SMS': the SMS API awarded the first piece also serves the second, whose words it shares; no second
+    # SMS API is added beside it.
+    sms, other_sms = 500, 748
+    functions = [
+        FunctionSpec(id="f1", name="activism", description="utilise SMS for social activism"),
+        FunctionSpec(id="f2", name="send", description="sends SMS to subscribers"),
+    ]
+    proposals = [
+        bid(sms, "f1", 0.60, desc_function=0.45, lexical=0.5, name="Nexmo SMS"),
+        bid(sms, "f2", 0.55, desc_function=0.40, lexical=0.5, name="Nexmo SMS"),
+        bid(other_sms, "f2", 0.12, desc_function=0.50, lexical=0.5, function_vote=0.3, name="Text It"),
+    ]
+    select = SelectTask(requirement="SMS for activism", functions=functions, proposals=proposals)
+
+    assert EmbeddedReasoner(embedder).select(select).api_ids == [sms]

@@ -197,7 +197,9 @@ def test_history_free_bids_are_credible_for_an_api_that_does_what_is_asked(cold)
 
 
 def test_a_function_with_no_credible_bid_is_reported_unserved_with_its_reason(cold):
-    plan = plan_of(cold, "send SMS text messages, and teleport my cat to the moon")
+    # The tests' hashing encoder finds likeness in shared letters: a long piece of nonsense resembles some
+    # description of the fixture's few APIs; a short one resembles none.
+    plan = plan_of(cold, "send SMS text messages, and grow wings")
     unserved = [s for s in plan.steps if s.status == StepStatus.unserved]
     assert unserved, [(s.function, s.status) for s in plan.steps]
     assert all(s.reason and s.function in s.reason for s in unserved)

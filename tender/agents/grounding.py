@@ -31,6 +31,11 @@ class Grounding:
             or float(e.get("desc_function", 0.0)) >= self.best.get(p.function_id, -1.0) - self.margin
         )
 
+    def pointed_to(self, p) -> bool:
+        """The function's own text names the API or shares words with its text: stronger than a description
+        near the best, which a popular API reaches for a need beside the one it serves."""
+        return self.margin <= 0 or self.named(p) or p.evidence.get("lexical", 0) > 0
+
     def named(self, p) -> bool:
         text = self.functions.get(p.function_id or "")
         if text is None:
@@ -51,10 +56,10 @@ def drop_ungrounded(chosen: list[int], proposals, grounded: Grounding) -> list[i
     return [a for a in chosen if not bids.get(a) or any(grounded(p) or p.function_id not in served for p in bids[a])]
 
 
-def award_bids(proposals, functions: dict[str, str] | None = None) -> dict:
+def award_bids(proposals, functions: dict[str, str] | None = None, margin: float = UNGROUNDED_MARGIN) -> dict:
     """Per API, the proposal it is awarded on: its best bid among those grounded in its own text, or its best bid
     when none is (Google Maps chosen for a travel planner serves the map, not 'books flights')."""
-    grounded = Grounding(proposals, functions=functions)
+    grounded = Grounding(proposals, margin, functions)
     best: dict = {}
     for p in proposals:
         held = best.get(p.api_id)

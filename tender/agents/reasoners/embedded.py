@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tender.catalog.encoders import STOCK_NAME, EncoderId, check_encoder, recorded_encoder
 
 from ..context import RunContext
-from ..grounding import UNGROUNDED_MARGIN, Grounding, drop_ungrounded
+from ..grounding import UNGROUNDED_MARGIN, Grounding, award_bids, drop_ungrounded
 from ..messages import Neighbourhood
 from ..tasks import (
     ApiKnowledge,
@@ -74,6 +74,7 @@ _PAIRS = np.triu_indices(len(FEATURES))
 COLD_FEATURES = ("desc_requirement", "desc_function", "named", "description_vote", "lexical", "function_vote")
 _COLD = [FEATURES.index(name) for name in COLD_FEATURES]
 _HAS_HISTORY = FEATURES.index("has_history")
+_NAMED = FEATURES.index("named")
 
 
 def terms(x: np.ndarray) -> np.ndarray:
@@ -500,12 +501,16 @@ class EmbeddedReasoner(Reasoner):
         said = "; ".join(reasons)
         return said[:1].upper() + said[1:] + "."  # names and the function keep their capitals
 
-    def _description_bid(self, proposal) -> float:
-        """What the proposal's API would have bid on its description and words alone (the cold model)."""
+    def _description_bid(self, proposal, named: bool = True) -> float:
+        """What the proposal's API would have bid on its description and words alone (the cold model); with
+        `named` False, as if the requirement did not name it (it names it for another need)."""
         cold = self.model.cold
         if cold is None or not proposal.evidence:
             return 0.0
-        return sigmoid(cold.logit(np.array([float(proposal.evidence.get(name, 0.0)) for name in FEATURES])))
+        x = np.array([float(proposal.evidence.get(name, 0.0)) for name in FEATURES])
+        if not named:
+            x[_NAMED] = 0.0
+        return sigmoid(cold.logit(x))
 
     def _clear_winner(self, best: float, others: list[float]) -> bool:
         """A function's best bid, though low, stands well clear of the rest for it: `cover_lead` times the next."""
@@ -537,7 +542,10 @@ class EmbeddedReasoner(Reasoner):
         best: dict[int, float] = {}
         for proposal in task.proposals:
             best[proposal.api_id] = max(best.get(proposal.api_id, 0.0), proposal.score)
-        described = [self._description_bid(p) for p in task.proposals]  # each proposal's description-only bid
+        texts = {f.id: f.description for f in task.functions}
+        grounded = Grounding(task.proposals, self.policy.ungrounded_margin, texts)
+        # each proposal's description-only bid; a name written for another need is no description of this one
+        described = [self._description_bid(p, named=grounded.named(p)) for p in task.proposals]
         # Bids all under nothing_below leave only a function's description-grounded cover (below), if any.
         credible = bool(best) and max(best.values()) >= self.policy.nothing_below
         if not credible and max(described, default=0.0) < self.policy.cover_steps_at:
@@ -561,9 +569,6 @@ class EmbeddedReasoner(Reasoner):
         order = sorted(lifted, key=lambda a: (-lifted[a], a))
         size, f1 = expected_f1_size([lifted[a] for a in order], self.policy.expected_missing)
         chosen = order[:size] if credible else []
-        grounded = Grounding(
-            task.proposals, self.policy.ungrounded_margin, {f.id: f.description for f in task.functions}
-        )
         for function_id, (api_id, score) in best_per_function(task.proposals).items():
             served = any(p.function_id == function_id and p.api_id in chosen and grounded(p) for p in task.proposals)
             if (
@@ -577,9 +582,16 @@ class EmbeddedReasoner(Reasoner):
                 )
             ):
                 chosen.append(api_id)
+        # A function is served by the chosen API awarded it, or by one its own text names or shares words with;
+        # an API awarded another step does not serve this one by a description merely near the best.
+        held = {
+            p.function_id
+            for api_id, p in award_bids(task.proposals, texts, self.policy.ungrounded_margin).items()
+            if api_id in chosen
+        }
         for function_id in dict.fromkeys(p.function_id for p in task.proposals if p.function_id):
             own = [(d, p) for d, p in zip(described, task.proposals) if p.function_id == function_id]
-            if not any(p.api_id in chosen and grounded(p) for _, p in own):
+            if function_id not in held and not any(p.api_id in chosen and grounded.pointed_to(p) for _, p in own):
                 bid, closest = max(own, key=lambda pair: pair[0])
                 held_on_history = any(
                     p.api_id in chosen and p.evidence.get("has_history") and not p.evidence.get("named") for _, p in own
