@@ -176,3 +176,20 @@ def test_an_api_whose_text_shares_the_function_s_words_serves_it_though_awarded_
     select = SelectTask(requirement="SMS for activism", functions=functions, proposals=proposals)
 
     assert EmbeddedReasoner(embedder).select(select).api_ids == [sms]
+
+
+def test_an_api_is_awarded_the_step_whose_text_names_it_before_a_higher_bid_its_name_lifted():
+    twitter = 827
+    functions = {
+        "f1": "monitor what people say about our brand on Twitter",
+        "f2": "score the sentiment of each mention",
+    }
+    proposals = [
+        bid(twitter, "f1", 0.90, desc_function=0.35, name="Twitter"),
+        bid(twitter, "f2", 0.91, desc_function=0.30, name="Twitter"),
+    ]
+    for p in proposals:
+        p.evidence["named"] = 1.0
+
+    assert award_bids(proposals, functions)[twitter].function_id == "f1"
+    assert award_bids(proposals)[twitter].function_id == "f2"  # not knowing the functions' texts

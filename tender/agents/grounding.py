@@ -57,12 +57,17 @@ def drop_ungrounded(chosen: list[int], proposals, grounded: Grounding) -> list[i
 
 
 def award_bids(proposals, functions: dict[str, str] | None = None, margin: float = UNGROUNDED_MARGIN) -> dict:
-    """Per API, the proposal it is awarded on: its best bid among those grounded in its own text, or its best bid
-    when none is (Google Maps chosen for a travel planner serves the map, not 'books flights')."""
+    """Per API, the proposal it is awarded on: its bid for a function whose text names it, else its best bid among
+    those grounded in its own text, else its best bid (Google Maps chosen for a travel planner serves the map,
+    not 'books flights'; Twitter serves 'monitor what people say on Twitter', not the sentiment scoring beside
+    it, though the name lifts its bid there too)."""
     grounded = Grounding(proposals, margin, functions)
+
+    def claim(p) -> tuple:
+        return (functions is not None and grounded.named(p), grounded(p), p.score)
+
     best: dict = {}
     for p in proposals:
-        held = best.get(p.api_id)
-        if held is None or (grounded(p), p.score) > (grounded(held), held.score):
+        if p.api_id not in best or claim(p) > claim(best[p.api_id]):
             best[p.api_id] = p
     return best
