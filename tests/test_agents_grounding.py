@@ -7,6 +7,7 @@ from tender.agents.tasks import FunctionSpec, SelectTask
 from tests.proposals import described, propose
 
 MAPS, FLIGHTS = 370, 612
+MONITOR = "monitor what people say about our brand on Twitter"
 
 FUNCTIONS = [
     FunctionSpec(id="f1", name="map", description="show the destination on a map"),
@@ -16,6 +17,17 @@ FUNCTIONS = [
 
 def bid(api_id, function_id, score, desc_function, lexical=0.0, function_vote=0.0, name=None):
     return propose(api_id, function_id, score, name, described(desc_function, function_vote, lexical))
+
+
+def needs(*texts):
+    """The functions f1, f2, ... of a requirement, by their texts."""
+    return [FunctionSpec(id=f"f{i}", name=text.split()[0], description=text) for i, text in enumerate(texts, 1)]
+
+
+def named_in_requirement(*proposals):
+    """The requirement names these proposals' APIs (for one need or another)."""
+    for p in proposals:
+        p.evidence["named"] = 1.0
 
 
 # Google Maps matches the map in description and words, and bids as high for the flights on its history alone;
@@ -62,17 +74,13 @@ def test_a_bid_lifted_by_a_name_written_for_another_need_holds_nothing(embedder)
     # 'post to Twitter, take payments': Twitter bids high for the payments because it is named; the payment API's
     # description matches, at a low bid, and is chosen all the same.
     twitter, payments = 827, 614
-    functions = [
-        FunctionSpec(id="f1", name="tweet", description="post to Twitter"),
-        FunctionSpec(id="f2", name="payments", description="take payments"),
-    ]
+    functions = needs("post to Twitter", "take payments")
     proposals = [
         bid(twitter, "f1", 0.81, desc_function=0.54, lexical=1.0, name="Twitter"),
         bid(twitter, "f2", 0.72, desc_function=0.05, name="Twitter"),
         bid(payments, "f2", 0.03, desc_function=0.53, lexical=0.6, function_vote=0.3, name="Payment Vision Pay"),
     ]
-    for p in proposals[:2]:
-        p.evidence["named"] = 1.0
+    named_in_requirement(*proposals[:2])
     select = SelectTask(requirement="post to Twitter, take payments", functions=functions, proposals=proposals)
 
     assert payments in EmbeddedReasoner(embedder).select(select).api_ids
@@ -119,17 +127,13 @@ def test_an_api_whose_description_matches_nothing_asked_needs_a_confident_bid_to
 
 def test_an_api_named_for_one_function_is_not_grounded_for_the_others_by_its_name():
     twitter, slack = 827, 760
-    functions = {
-        "f1": "monitor what people say about our brand on Twitter",
-        "f2": "post a summary to our Slack channel",
-    }
+    functions = {"f1": MONITOR, "f2": "post a summary to our Slack channel"}
     proposals = [
         bid(twitter, "f1", 0.9, desc_function=0.35, name="Twitter"),
         bid(twitter, "f2", 0.9, desc_function=0.10, name="Twitter"),
         bid(slack, "f2", 0.04, desc_function=0.55, lexical=0.55, name="Slack Web"),
     ]
-    for p in proposals[:2]:
-        p.evidence["named"] = 1.0  # the requirement names Twitter
+    named_in_requirement(*proposals[:2])  # the requirement names Twitter
 
     grounded = Grounding(proposals, functions=functions)
 
@@ -143,17 +147,13 @@ def test_an_api_awarded_another_step_does_not_serve_a_function_by_a_description_
     # posting, bids 0.76 for the volunteering too with a description within the margin of the best; it is awarded
     # the posting, so the volunteering API whose description matches is chosen for the other step.
     facebook, volunteering = 279, 754
-    functions = [
-        FunctionSpec(id="f1", name="volunteer", description="Find local volunteering opportunities"),
-        FunctionSpec(id="f2", name="post", description="post the ones I sign up for on Facebook"),
-    ]
+    functions = needs("Find local volunteering opportunities", "post the ones I sign up for on Facebook")
     proposals = [
         bid(facebook, "f1", 0.76, desc_function=0.20, name="Facebook"),
         bid(facebook, "f2", 0.83, desc_function=0.40, lexical=0.5, name="Facebook"),
         bid(volunteering, "f1", 0.14, desc_function=0.45, lexical=0.4, function_vote=0.3, name="Social Actions"),
     ]
-    for p in proposals[:2]:
-        p.evidence["named"] = 1.0
+    named_in_requirement(*proposals[:2])
     select = SelectTask(requirement="volunteering, post on Facebook", functions=functions, proposals=proposals)
     assert Grounding(proposals, functions={f.id: f.description for f in functions})(proposals[0])
 
@@ -164,10 +164,7 @@ def test_an_api_whose_text_shares_the_function_s_words_serves_it_though_awarded_
     # 'Sends SMS': the SMS API awarded the first piece also serves the second, whose words it shares; no second
     # SMS API is added beside it.
     sms, other_sms = 500, 748
-    functions = [
-        FunctionSpec(id="f1", name="activism", description="utilise SMS for social activism"),
-        FunctionSpec(id="f2", name="send", description="sends SMS to subscribers"),
-    ]
+    functions = needs("utilise SMS for social activism", "sends SMS to subscribers")
     proposals = [
         bid(sms, "f1", 0.60, desc_function=0.45, lexical=0.5, name="Nexmo SMS"),
         bid(sms, "f2", 0.55, desc_function=0.40, lexical=0.5, name="Nexmo SMS"),
@@ -180,16 +177,10 @@ def test_an_api_whose_text_shares_the_function_s_words_serves_it_though_awarded_
 
 def test_an_api_is_awarded_the_step_whose_text_names_it_before_a_higher_bid_its_name_lifted():
     twitter = 827
-    functions = {
-        "f1": "monitor what people say about our brand on Twitter",
-        "f2": "score the sentiment of each mention",
-    }
-    proposals = [
-        bid(twitter, "f1", 0.90, desc_function=0.35, name="Twitter"),
-        bid(twitter, "f2", 0.91, desc_function=0.30, name="Twitter"),
-    ]
-    for p in proposals:
-        p.evidence["named"] = 1.0
+    texts = {f.id: f.description for f in needs(MONITOR, "score the sentiment of each mention")}
+    monitoring, scoring = bid(twitter, "f1", 0.90, 0.35, name="Twitter"), bid(twitter, "f2", 0.91, 0.30, name="Twitter")
+    named_in_requirement(monitoring, scoring)
+    proposals = [monitoring, scoring]
 
-    assert award_bids(proposals, functions)[twitter].function_id == "f1"
+    assert award_bids(proposals, texts)[twitter].function_id == "f1"
     assert award_bids(proposals)[twitter].function_id == "f2"  # not knowing the functions' texts
