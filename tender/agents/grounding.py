@@ -23,12 +23,8 @@ class Grounding:
             )
 
     def __call__(self, p) -> bool:
-        e = p.evidence
-        return (
-            self.margin <= 0
-            or self.named(p)
-            or e.get("lexical", 0) > 0
-            or float(e.get("desc_function", 0.0)) >= self.best.get(p.function_id, -1.0) - self.margin
+        return self.pointed_to(p) or (
+            float(p.evidence.get("desc_function", 0.0)) >= self.best.get(p.function_id, -1.0) - self.margin
         )
 
     def pointed_to(self, p) -> bool:

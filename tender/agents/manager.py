@@ -29,7 +29,6 @@ from .request import Request
 from .routing import Router
 from .lexicon import Lexicon
 from .tasks import CategoryCandidate, CoUsageEdge, DecomposeTask, FunctionSpec, MapCategoriesTask, Part, SelectTask
-from .grounding import award_bids
 from .text import clauses, fragments
 from .vectors import QueryEncoder
 
@@ -378,16 +377,12 @@ class Manager:
         return [a for a in dict.fromkeys(selection.api_ids) if a in set(ids)]
 
     def award(
-        self,
-        negotiation: Negotiation,
-        proposals: list[Propose],
-        selected: list[int],
-        functions: dict[str, str] | None = None,
+        self, negotiation: Negotiation, proposals: list[Propose], selected: list[int], awards: dict[int, Propose]
     ) -> None:
-        """Accept the selected proposals (one per API: its best bid for a function its own text matches), reject the
-        rest; the winners inform."""
+        """Accept the selected APIs' proposals they are awarded on (`awards`, one per API: see award_bids), reject
+        the rest; the winners inform."""
         chosen = set(selected)
-        best = {a: p for a, p in award_bids(proposals, functions).items() if a in chosen}
+        best = {a: p for a, p in awards.items() if a in chosen}
         at = negotiation.context.elapsed_ms
         for p in proposals:
             if best.get(p.api_id) is p:

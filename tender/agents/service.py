@@ -117,24 +117,26 @@ class Tender:
                 "This catalogue has no usage history: the scores weigh descriptions and words alone; read them as "
                 "a ranking, not as the chance that an API is right."
             )
+        # One award per API, for the Accept messages and the plan's steps alike.
+        awards = award_bids(outcome.proposals, outcome.functions())
         if protocol.contract_net:
-            manager.award(negotiation, outcome.proposals, outcome.final, outcome.functions())
+            manager.award(negotiation, outcome.proposals, outcome.final, awards)
         context.report(1, 1, "plan ready")
-        return Run(plan=self._plan(request, negotiation, outcome), transcript=self._transcript(negotiation))
+        return Run(plan=self._plan(request, negotiation, outcome, awards), transcript=self._transcript(negotiation))
 
     def _transcript(self, negotiation: Negotiation):
         transcript = negotiation.transcript
         transcript.notes.extend(negotiation.context.notes)
         return transcript
 
-    def _plan(self, request: Request, negotiation: Negotiation, outcome: protocols.Outcome) -> Plan:
+    def _plan(self, request: Request, negotiation: Negotiation, outcome: protocols.Outcome, awards: dict) -> Plan:
         context = negotiation.context
         best: dict[int, object] = {}
         for p in outcome.proposals:
             if p.api_id not in best or p.score > best[p.api_id].score:
                 best[p.api_id] = p
         names = {a: self.catalog.get_api(a).name for a in best}
-        protocols.fill_steps(outcome, award_bids(outcome.proposals, outcome.functions()), names)
+        protocols.fill_steps(outcome, awards, names)
         for step in outcome.steps:
             for award in step.awarded:
                 award.status = self.catalog.get_api(award.api_id).status
