@@ -37,7 +37,7 @@ from ..tasks import (
 )
 from ..lexicon import Lexicon, as_written
 from ..lexicon import terms as words
-from ..text import clauses, is_presentation, mentions, names_a_thing, refers_back, short_name
+from ..text import clauses, is_presentation, mentions, names_a_thing, opens_request, refers_back, short_name
 from ..vectors import QueryEncoder
 from .base import Reasoner
 
@@ -372,6 +372,12 @@ class EmbeddedReasoner(Reasoner):
         def explained(g):  # the APIs that best explain a group's pieces
             return {a for i in g for a in parts[i].apis[:top]}
 
+        def asked_apart(g, h):  # a sentence that puts a new request ("Additionally, ...") holds a need of its own
+            return any(
+                i > 0 and parts[i].sentence != parts[i - 1].sentence and opens_request(parts[i].text)
+                for i in (min(g), min(h))
+            ) and not {parts[i].sentence for i in g} & {parts[i].sentence for i in h}
+
         def firsts(g):
             return {parts[i].apis[0] for i in g if parts[i].apis}
 
@@ -381,7 +387,11 @@ class EmbeddedReasoner(Reasoner):
             for x in range(len(groups)):
                 for y in range(x + 1, len(groups)):
                     # Mutual: each group's best API is among the other's best.
-                    if firsts(groups[x]) & explained(groups[y]) and firsts(groups[y]) & explained(groups[x]):
+                    if (
+                        firsts(groups[x]) & explained(groups[y])
+                        and firsts(groups[y]) & explained(groups[x])
+                        and not asked_apart(groups[x], groups[y])
+                    ):
                         groups[x] = sorted(groups[x] + groups[y])
                         del groups[y]
                         merged = True
