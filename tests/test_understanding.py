@@ -34,7 +34,7 @@ from tender.agents.tasks import (
     Part,
     SelectTask,
 )
-from tender.agents.text import fragments, opens_request, sentence_of
+from tender.agents.text import fragments, opens_request
 from tender.catalog import Catalog, HashingEmbedder, TenderError, build_catalog
 from tender.training.tune import fit_cold_model
 from tests.conftest import write_jsonl
@@ -149,10 +149,9 @@ def test_the_cold_model_fit_keeps_no_weight_below_zero():
     assert cold.weights["lexical"] == 0.0 and cold.weights["desc_function"] > 0
 
 
-def decomposed(*pieces: tuple, policy: Policy | None = None):
-    """The functions the embedded manager makes of these pieces, each with the APIs that best explain it (and the
-    sentence it is in, 0 unless given)."""
-    parts = [Part(text=text, apis=apis, sentence=rest[0] if rest else 0) for text, apis, *rest in pieces]
+def decomposed(*pieces: tuple[str, list[int]], policy: Policy | None = None):
+    """The functions the embedded manager makes of these pieces, each with the APIs that best explain it."""
+    parts = [Part(text=text, apis=apis) for text, apis in pieces]
     reasoner = EmbeddedReasoner(HashingEmbedder(), policy=policy or Policy())
     return reasoner.decompose(DecomposeTask(requirement="", parts=parts)).functions
 
@@ -170,19 +169,17 @@ def test_a_piece_that_refers_back_joins_the_need_it_refers_to_even_when_no_api_e
     assert [f.description for f in functions] == ["a site shows nearby restaurants, their reviews", "map"]
 
 
-def test_a_sentence_that_puts_a_request_of_its_own_is_a_need_of_its_own_though_the_same_apis_explain_it():
+def test_a_piece_that_puts_a_request_of_its_own_is_a_need_of_its_own_though_the_same_apis_explain_it():
     # "I need the weather for the next three days. Additionally, are there any news articles about extreme
     # weather lately?": a weather API explains both, but the user asked for two things.
-    weather = ("I need the weather conditions for the next three days", [5, 6, 7], 0)
-    news = ("Additionally are there any news articles about extreme weather lately", [5, 9, 6], 1)
+    weather = ("I need the weather conditions for the next three days", [5, 6, 7])
+    news = ("Additionally are there any news articles about extreme weather lately", [5, 9, 6])
     assert len(decomposed(weather, news)) == 2
-    # Prose that goes on describing one need in a second sentence stays one function.
-    assert len(decomposed(weather, ("The forecast is shown for every hour", [5, 9, 6], 1))) == 1
+    # Prose that goes on describing one need stays one function.
+    assert len(decomposed(weather, ("The forecast is shown for every hour", [5, 9, 6]))) == 1
 
 
-def test_a_piece_knows_the_sentence_it_ends_in():
-    text = "I need the weather for the next three days. Additionally, are there any news articles? And songs"
-    assert sentence_of(text, fragments(text)) == [0, 1, 2]
+def test_a_piece_opens_a_request_with_the_words_a_user_asks_with():
     assert opens_request("Could you also recommend some songs") and opens_request("Additionally are there any")
     assert not opens_request("The site shows the restaurants on a map")
 

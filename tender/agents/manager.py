@@ -29,7 +29,7 @@ from .request import Request
 from .routing import Router
 from .lexicon import Lexicon
 from .tasks import CategoryCandidate, CoUsageEdge, DecomposeTask, FunctionSpec, MapCategoriesTask, Part, SelectTask
-from .text import clauses, fragments, sentence_of
+from .text import clauses, fragments
 from .vectors import QueryEncoder
 
 
@@ -131,7 +131,6 @@ class Manager:
     def parts(self, requirement: str, top: int = 5) -> list[Part]:
         """The requirement's pieces, each with the APIs whose descriptions and words explain it best."""
         pieces = fragments(requirement)
-        where = dict(zip(pieces, sentence_of(requirement, pieces)))
         if len(pieces) < 2 or self.lexicon is None:
             return [Part(text=p) for p in pieces]
         table = self.catalog.vectors("api")
@@ -141,12 +140,7 @@ class Manager:
             scores = table.matrix @ vector + self.lexical_weight * self.lexicon.scores(piece)
             order = np.argsort(-scores)[:top]
             out.append(
-                Part(
-                    text=piece,
-                    apis=[int(table.ids[r]) for r in order],
-                    score=round(float(scores[order[0]]), 4),
-                    sentence=where.get(piece, 0),
-                )
+                Part(text=piece, apis=[int(table.ids[r]) for r in order], score=round(float(scores[order[0]]), 4))
             )
         return out
 

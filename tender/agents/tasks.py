@@ -41,7 +41,6 @@ class Part(BaseModel):
     text: str
     apis: list[int] = Field(default_factory=list, description="Best-explaining API ids, best first.")
     score: float = Field(0.0, description="How well the best API explains the piece.")
-    sentence: int = Field(0, description="Which sentence of the requirement the piece is in, from 0.")
 
 
 class DecomposeTask(Task[Decomposition]):

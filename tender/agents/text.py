@@ -172,19 +172,6 @@ def fragments(text: str) -> list[str]:
     return [_LEADING.sub("", piece) or piece for piece in out] or [text.strip()]
 
 
-def sentence_of(text: str, pieces: list[str]) -> list[int]:
-    """The sentence (from 0) each of `pieces`, cut from `text` in order, ends in."""
-    ends = [m.start() for m in _SENTENCE.finditer(text)]
-    out, at = [], 0
-    for piece in pieces:
-        last = piece.split()[-1] if piece.split() else ""
-        found = text.find(last, at) if last else -1
-        if found >= 0:
-            at = found + len(last)
-        out.append(sum(1 for e in ends if e < at))
-    return out
-
-
 _REQUEST = re.compile(
     r"^(?:additionally|also|furthermore|moreover|besides|lastly|finally|next|please|kindly|"
     r"(?:can|could|would|will)\s+you|i'?d\s+(?:also\s+)?like|i\s+(?:also\s+)?(?:want|need))\b",

@@ -372,11 +372,8 @@ class EmbeddedReasoner(Reasoner):
         def explained(g):  # the APIs that best explain a group's pieces
             return {a for i in g for a in parts[i].apis[:top]}
 
-        def asked_apart(g, h):  # a sentence that puts a new request ("Additionally, ...") holds a need of its own
-            return any(
-                i > 0 and parts[i].sentence != parts[i - 1].sentence and opens_request(parts[i].text)
-                for i in (min(g), min(h))
-            ) and not {parts[i].sentence for i in g} & {parts[i].sentence for i in h}
+        def asked_apart(g, h):  # a piece that puts a request of its own ("Additionally, ...") is a need of its own
+            return any(i > 0 and opens_request(parts[i].text) for i in (min(g), min(h)))
 
         def firsts(g):
             return {parts[i].apis[0] for i in g if parts[i].apis}
