@@ -372,8 +372,8 @@ class EmbeddedReasoner(Reasoner):
         def explained(g):  # the APIs that best explain a group's pieces
             return {a for i in g for a in parts[i].apis[:top]}
 
-        def asked_apart(g, h):  # a piece that puts a request of its own ("Additionally, ...") is a need of its own
-            return any(i > 0 and opens_request(parts[i].text) for i in (min(g), min(h)))
+        def asked_apart(g, h):  # a later piece that puts a request of its own ("Additionally, ...") is a need apart
+            return opens_request(parts[max(min(g), min(h))].text)
 
         def firsts(g):
             return {parts[i].apis[0] for i in g if parts[i].apis}
