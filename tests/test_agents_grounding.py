@@ -184,3 +184,22 @@ def test_an_api_is_awarded_the_step_whose_text_names_it_before_a_higher_bid_its_
 
     assert award_bids(proposals, texts)[twitter].function_id == "f1"
     assert award_bids(proposals)[twitter].function_id == "f2"  # not knowing the functions' texts
+
+
+def test_a_function_s_clear_winner_is_not_pre_empted_by_a_chosen_api_s_faint_bid_on_a_shared_word(embedder):
+    # 'Which cities saw property prices rise? Additionally, news articles about these cities': the property API,
+    # chosen for the first need, shares 'cities' with the second and bids 0.03 for it; the news tool bids 0.07,
+    # more than twice anything else there, and serves it.
+    prices, news = 8, 63
+    functions = needs("cities with rising property prices", "news articles about these cities")
+    proposals = [
+        propose(prices, "f1", 0.48, "Property Prices", described(0.34, 0.5, lexical=0.2) | {"has_history": 0.0}),
+        propose(prices, "f2", 0.03, "Property Prices", described(0.21, 0.0, lexical=0.24) | {"has_history": 0.0}),
+        propose(news, "f2", 0.07, "News Tool", described(0.32, 0.2, lexical=0.2) | {"has_history": 0.0}),
+    ]
+    select = SelectTask(requirement="property prices; news", functions=functions, proposals=proposals)
+
+    assert EmbeddedReasoner(embedder).select(select).api_ids == [prices, news]
+    # A bid of its own at half the winner's or more holds the function.
+    held = [*proposals[:1], proposals[1].model_copy(update={"score": 0.04}), proposals[2]]
+    assert EmbeddedReasoner(embedder).select(select.model_copy(update={"proposals": held})).api_ids == [prices]

@@ -576,8 +576,20 @@ class EmbeddedReasoner(Reasoner):
         order = sorted(lifted, key=lambda a: (-lifted[a], a))
         size, f1 = expected_f1_size([lifted[a] for a in order], self.policy.expected_missing)
         chosen = order[:size] if credible else []
+        awarded_first = {
+            p.function_id
+            for api_id, p in award_bids(task.proposals, texts, self.policy.ungrounded_margin).items()
+            if api_id in chosen
+        }
         for function_id, (api_id, score) in best_per_function(task.proposals).items():
-            served = any(p.function_id == function_id and p.api_id in chosen and grounded(p) for p in task.proposals)
+            # ... or by a chosen API whose text the function points to, unless its bid there is dwarfed by the best
+            served = function_id in awarded_first or any(
+                p.function_id == function_id
+                and p.api_id in chosen
+                and grounded.pointed_to(p)
+                and p.score * self.policy.cover_lead >= score
+                for p in task.proposals
+            )
             if (
                 not served
                 and api_id not in chosen
