@@ -34,7 +34,7 @@ from tender.agents.tasks import (
     Part,
     SelectTask,
 )
-from tender.agents.text import fragments, opens_request
+from tender.agents.text import clauses, fragments, opens_request
 from tender.catalog import Catalog, HashingEmbedder, TenderError, build_catalog
 from tender.training.tune import fit_cold_model
 from tests.conftest import write_jsonl
@@ -448,3 +448,34 @@ def test_a_plan_from_a_catalogue_without_history_says_its_scores_are_a_ranking(c
 
     assert "no usage history" in notes(cold) and "ranking" in notes(cold)
     assert "no usage history" not in notes(Tender(catalog))
+
+
+def test_announcing_the_whole_requirement_to_a_catalogue_without_history_tells_each_clause_s_nearest_descriptions(
+    cold,
+):
+    text = "send SMS text messages to my customers, and show the weather forecast for their city"
+    run = cold.recommend(Request.create(text, protocol="contractor-led"), RunContext())
+    cfp = next(m for m in run.transcript.messages if m.kind == "cfp")
+
+    assert [n.about for n in cfp.clause_descriptions] == clauses(text)
+    # Each clause has descriptions of its own nearest: the SMS clause's are not the forecast's.
+    assert cfp.clause_descriptions[0].nearest != cfp.clause_descriptions[1].nearest
+
+
+def test_a_contractor_bidding_for_its_own_clause_votes_against_that_clause_s_nearest_descriptions(cold):
+    # The forecast clause's API would otherwise be judged against the descriptions nearest the whole requirement,
+    # which the SMS clause dominates.
+    text = "send SMS text messages to my customers, and show the weather forecast for their city"
+    run = cold.recommend(Request.create(text, protocol="contractor-led"), RunContext())
+    bids = [m for m in run.transcript.messages if m.kind == "propose"]
+    forecast = [p for p in bids if p.evidence.get("function") == clauses(text)[1]]
+
+    assert forecast
+    assert all(p.evidence["function_vote"] != p.evidence["description_vote"] for p in forecast)
+
+
+def test_a_catalogue_with_usage_history_announces_no_clause_descriptions(catalog):
+    run = Tender(catalog).recommend(
+        Request.create("send SMS text messages, and show the weather forecast", protocol="contractor-led")
+    )
+    assert all(m.clause_descriptions == [] for m in run.transcript.messages if m.kind == "cfp")

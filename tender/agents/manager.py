@@ -222,6 +222,16 @@ class Manager:
             self.encoder.one(function.description, context=requirement), function.description
         )
 
+    def clause_descriptions(self, requirement: str) -> list[Neighbourhood]:
+        """The API descriptions nearest to each clause of a requirement of several, each about its clause; only in
+        a catalogue without usage history (with it, the bid model weighs the requirement's nearest: docs/tuning.md)."""
+        parts = clauses(requirement)
+        if len(parts) < 2 or not self.router.routes_on_words:
+            return []
+        vectors = self.encoder.embed(parts, context=requirement)
+        nearest = (self._nearest_descriptions(v, part) for part, v in zip(parts, vectors))
+        return [n.model_copy(update={"about": part}) for part, n in zip(parts, nearest) if n]
+
     def _nearest_descriptions(self, vector, text: str) -> Neighbourhood | None:
         """In a catalogue without usage history, nearness counts the text's words too (Neighbourhood.words)."""
         words = self.vote_lexical_weight if self.lexicon is not None and self.router.routes_on_words else 0.0
@@ -289,6 +299,7 @@ class Manager:
             **self.neighbourhoods(request.requirement),
             reserve=reserve,
             function_descriptions=self.function_descriptions(request.requirement, function) if function else None,
+            clause_descriptions=[] if function else self.clause_descriptions(request.requirement),
         )
         negotiation.send(cfp)
         negotiation.mapped_categories.update(dict.fromkeys(categories))

@@ -78,6 +78,12 @@ class CallForProposals(Message):
         None,
         description="The same for the API descriptions nearest to the announced function.",
     )
+    clause_descriptions: list[Neighbourhood] = Field(
+        default_factory=list,
+        description="With no function announced, the same for each clause of a requirement of several: a "
+        "contractor that picks its clause weighs its description against that clause's nearest, not against the "
+        "whole requirement's, which the clause asked for first dominates.",
+    )
     reserve: float | None = Field(
         None, ge=0.0, le=1.0, description="The lowest score the manager will consider; None lets contractors judge."
     )

@@ -434,6 +434,8 @@ class EmbeddedReasoner(Reasoner):
         weigh_words = bool(cfp.descriptions and cfp.descriptions.words)  # the description vote weighs words too
         requirement_terms = words(cfp.requirement) if weigh_words else []
         around = clause_vectors(self.encoder, cfp.requirement, cfp.clause_neighbourhoods)
+        # Announcing no function, the manager may tell each clause's nearest descriptions.
+        by_clause = {n.about: n for n in cfp.clause_descriptions}
         threshold = self.policy.self_select_at if "select" in steps else self.policy.propose_at
         if cfp.reserve is not None:
             threshold = cfp.reserve
@@ -455,7 +457,7 @@ class EmbeddedReasoner(Reasoner):
                 cfp.neighbourhood,
                 around,
                 cfp.descriptions,
-                cfp.function_descriptions if cfp.function else None,
+                cfp.function_descriptions if cfp.function else by_clause.get(parts[k]),
                 lexical,
                 self.lexicon.coverage(requirement_terms, api.terms) if self.lexicon and weigh_words else 0.0,
             )
