@@ -462,6 +462,19 @@ def test_announcing_the_whole_requirement_to_a_catalogue_without_history_tells_e
     assert cfp.clause_descriptions[0].nearest != cfp.clause_descriptions[1].nearest
 
 
+def test_the_single_agent_judges_each_clause_against_that_clause_s_nearest_descriptions(cold, monkeypatch):
+    from tender.agents.reasoners.embedded import EmbeddedReasoner
+
+    text = "send SMS text messages to my customers, and show the weather forecast for their city"
+    calls = []
+    judge = EmbeddedReasoner.bid
+    monkeypatch.setattr(EmbeddedReasoner, "bid", lambda self, task: calls.append(task.cfp) or judge(self, task))
+
+    cold.recommend(Request.create(text, protocol="single-agent"), RunContext())
+
+    assert calls and [n.about for n in calls[0].clause_descriptions] == clauses(text)
+
+
 def test_a_contractor_bidding_for_its_own_clause_votes_against_that_clause_s_nearest_descriptions(cold):
     # The forecast clause's API would otherwise be judged against the descriptions nearest the whole requirement,
     # which the SMS clause dominates.

@@ -193,6 +193,7 @@ def _judged_alone(
         task_id=task_id,
         requirement=requirement,
         **manager.neighbourhoods(requirement),
+        clause_descriptions=manager.clause_descriptions(requirement),
         **cfp_fields,
     )
     decision = manager.reasoner.run(BidTask(cfp=cfp, knowledge=knowledge), negotiation.context)
