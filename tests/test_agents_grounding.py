@@ -125,6 +125,21 @@ def test_an_api_whose_description_matches_nothing_asked_needs_a_confident_bid_to
     assert maps in EmbeddedReasoner(embedder).select(select.model_copy(update={"proposals": confident})).api_ids
 
 
+def test_one_common_word_shared_with_a_function_is_no_match_of_what_the_api_does(embedder):
+    # 'search scientific papers': YouTube's text says 'search' too (a word share of 0.13), nothing else matches.
+    papers, youtube = 640, 907
+    functions = [FunctionSpec(id="f1", name="papers", description="search scientific papers")]
+    proposals = [
+        bid(papers, "f1", 0.07, desc_function=0.45, lexical=0.6, name="Paper Index"),
+        bid(youtube, "f1", 0.06, desc_function=0.08, lexical=0.13, name="YouTube"),
+    ]
+    select = SelectTask(requirement="A reading list builder", functions=functions, proposals=proposals)
+
+    assert EmbeddedReasoner(embedder).select(select).api_ids == [papers]
+    # Counted as a match, the shared word would keep the popular API beside the right one.
+    assert youtube in EmbeddedReasoner(embedder, policy=Policy(incidental_words_below=0.0)).select(select).api_ids
+
+
 def test_an_api_named_for_one_function_is_not_grounded_for_the_others_by_its_name():
     twitter, slack = 827, 760
     functions = {"f1": MONITOR, "f2": "post a summary to our Slack channel"}

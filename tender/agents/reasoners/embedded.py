@@ -188,6 +188,9 @@ class Policy:
     # their words, not named) stays only with a bid of at least `history_alone_at`
     described_at: float = 0.2
     history_alone_at: float = 0.1
+    # ... and a share of the functions' words under this is no match: one shared common word ("search" in
+    # YouTube's text for "search scientific papers", 0.13) says nothing of what the API does
+    incidental_words_below: float = 0.15
     # selection: a function held by a chosen API on its history alone gets the API whose description matches it
     # only if that one bids at least this (past apps like this one used the chosen API; a description match
     # with nothing else behind it is often a fragment's noise). A bid lifted by the API's name written for
@@ -527,15 +530,15 @@ class EmbeddedReasoner(Reasoner):
         return lead > 0 and best >= self.policy.nothing_below and best >= lead * max(others, default=0.0)
 
     def _on_history_alone(self, bids) -> bool:
-        """An API whose description matches none of the functions it bid for (not named, not one of their words
-        in its text, similarity under `described_at`) and whose best bid is under `history_alone_at`: chosen only
+        """An API whose description matches none of the functions it bid for (not named, their words barely in
+        its text, similarity under `described_at`) and whose best bid is under `history_alone_at`: chosen only
         because past apps used it, and not even confidently."""
         return (
             bool(bids)
             and max(p.score for p in bids) < self.policy.history_alone_at
             and all(
                 p.evidence.get("named", 0) == 0
-                and p.evidence.get("lexical", 0) == 0
+                and p.evidence.get("lexical", 0) < self.policy.incidental_words_below
                 and float(p.evidence.get("desc_function", 1.0)) < self.policy.described_at
                 for p in bids
             )
