@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from tender.agents.reasoners.embedded import TERMS, BidModel, check_bid_model
+from tender.agents.reasoners.embedded import TERMS, BidModel, EmbeddedReasoner, check_bid_model
 from tender.catalog import Catalog, HashingEmbedder, build_catalog, get_embedder
-from tender.catalog.encoders import STOCK_NAME, EncoderId, stock_encoder
+from tender.catalog.encoders import STOCK_NAME, TUNED_NAME, EncoderId, stock_encoder, tuned_encoder
 from tender.catalog.onnx_embedder import OnnxEmbedder
 from tender.cli import main
 from tender.errors import EncoderMismatch, TenderError
@@ -228,3 +228,27 @@ def test_the_bid_model_is_refused_with_another_encoder():
     check_bid_model(tuned, RenamedEmbedder(TUNED))
     check_bid_model(tuned, HashingEmbedder(256))  # the tests' embedder runs any bid model
     assert BidModel.model_validate_json(tuned.model_dump_json()).encoder == TUNED  # what tune.py --write keeps
+
+
+# -- the tuned encoder Tender ships -----------------------------------------------------------------------------
+@pytest.mark.real_model
+def test_the_shipped_tuned_encoder_is_the_stock_graph_adapted_under_an_identity_of_its_own():
+    tuned, stock = get_embedder(TUNED_NAME), get_embedder()
+    assert isinstance(tuned, OnnxEmbedder) and tuned.encoder == tuned_encoder() != stock.encoder
+    texts = ["stock prices and related news", "Twilio. Telephony. Send SMS messages."]
+    a, b = tuned.embed(texts), stock.embed(texts)
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-4)
+    # Adapted, not replaced: near the stock vectors, not equal to them.
+    assert 0.6 < float(np.min(np.sum(a * b, axis=1))) < 0.999
+
+
+@pytest.mark.real_model
+def test_the_tuned_encoder_bids_with_the_bid_model_fitted_on_its_vectors():
+    reasoner = EmbeddedReasoner(get_embedder(TUNED_NAME))
+    assert reasoner.model.encoder == tuned_encoder()
+    assert EmbeddedReasoner(get_embedder()).model.encoder in (None, stock_encoder())
+
+
+def test_the_tuned_encoder_on_the_torch_runtime_is_a_clear_error():
+    with pytest.raises(TenderError, match="runs on ONNX Runtime"):
+        get_embedder(TUNED_NAME, runtime="torch")

@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from tender.catalog import Api, Mashup
-from tender.training.encoder import batches, fine_tune, training_pairs
+from tender.catalog import Api, Mashup, onnx_embedder
+from tender.catalog.onnx_embedder import OnnxEmbedder
+from tender.training.encoder import batches, fine_tune, fine_tune_low_rank, training_pairs
 from tender.evaluation.split import (
     REPORT_SAMPLE,
     REPORT_SEED,
@@ -90,3 +91,24 @@ def test_an_evaluation_counts_the_test_mashups_the_fine_tuned_encoder_learned_fr
     assert seen_by_encoder(tuned, [([], mashups)]) == set(encoder_ids(ids))
     stock = SimpleNamespace(model_name="all-MiniLM-L6-v2", mashups=lambda: mashups)
     assert seen_by_encoder(stock, [([], mashups)]) == set()
+
+
+@pytest.mark.real_model
+def test_a_low_rank_delta_learned_in_torch_brings_the_requirement_nearer_in_the_onnx_graph(tmp_path, monkeypatch):
+    pairs = [
+        ("share holiday snapshots with friends", "Flickr. Photos. Store and share photographs.", 1),
+        ("text my customers when the order ships", "Twilio. Telephony. Send SMS messages.", 2),
+        ("weather at the campsite this weekend", "OpenWeather. Weather. Forecasts for any place.", 3),
+        ("tweets about the match", "Twitter. Social. Read and post short messages.", 4),
+    ]
+    delta = fine_tune_low_rank(pairs, tmp_path / "delta.npz", rank=4, epochs=3, batch_size=4, progress=False)
+    # 6 layers x 6 linear layers, each a pair of factors; a small file, not a model.
+    assert len(np.load(delta).files) == 72 and delta.stat().st_size < 1_000_000
+    monkeypatch.setattr(onnx_embedder, "tuned_delta_file", lambda: delta)
+    stock, tuned = OnnxEmbedder(), OnnxEmbedder(tuned=True)
+
+    def matched(embedder):
+        q, d = embedder.embed([p[0] for p in pairs]), embedder.embed([p[1] for p in pairs])
+        return float(np.mean(np.diag(q @ d.T)))
+
+    assert matched(tuned) > matched(stock)

@@ -13,7 +13,7 @@ from typing import Protocol
 import numpy as np
 
 from ..errors import TenderError
-from .encoders import EncoderId, folder_encoder, stock_encoder, stock_torch_dir
+from .encoders import TUNED_NAME, EncoderId, folder_encoder, stock_encoder, stock_torch_dir
 from .onnx_embedder import OnnxEmbedder, onnx_available
 from .pooling import pool_parts
 
@@ -132,8 +132,8 @@ class HashingEmbedder:
 def get_embedder(
     spec: str | None = None, threads: int | None = 1, runtime: str | None = None, cache_dir: Path | None = None
 ) -> Embedder:
-    """`None`, "default" or "all-MiniLM-L6-v2": the stock MiniLM (a fine-tuned encoder is used only when
-    named, as a folder); "hashing" or "hashing-N": the test embedder; else a model folder.
+    """`None`, "default" or "all-MiniLM-L6-v2": the stock MiniLM; "tender-minilm": the stock MiniLM with the
+    delta Tender ships (ONNX only); "hashing" or "hashing-N": the test embedder; else a model folder.
     `threads=None` uses every core (for building). `runtime` runs the model with "onnx" (ONNX Runtime: the
     same vectors for half the CPU, with the GIL released, and no torch) or "torch" (sentence-transformers,
     the `train` extra); "auto" (the default) takes ONNX where onnxruntime is installed. `cache_dir` keeps a
@@ -144,6 +144,13 @@ def get_embedder(
     if spec and spec.startswith("hashing"):
         _, _, size = spec.partition("-")
         return HashingEmbedder(int(size) if size else 256)
+    if spec == TUNED_NAME:
+        if runtime == "torch" or not onnx_available():
+            raise TenderError(
+                f"{TUNED_NAME} runs on ONNX Runtime: `pip install onnxruntime onnx`, and leave "
+                "TENDER_EMBEDDING_RUNTIME unset (or set it to onnx)."
+            )
+        return OnnxEmbedder(None, threads=threads, cache_dir=cache_dir, tuned=True)
     path = None if not spec or spec in ("default", "all-MiniLM-L6-v2") else spec
     if runtime in ("onnx", "auto"):
         if onnx_available():

@@ -18,6 +18,9 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import EncoderMismatch, TenderError
 
 STOCK_NAME = "all-MiniLM-L6-v2"
+# The stock encoder adapted to requirements and API descriptions by a low-rank delta that ships with Tender
+# (`python -m tender.training.encoder --rank 16`), applied to the stock ONNX graph at load time.
+TUNED_NAME = "tender-minilm"
 STOCK_MAX_TOKENS = 256  # the model's max_seq_length (its sentence_bert_config.json)
 # Weights files of a model folder, in the order they are looked for.
 WEIGHTS = ("model.safetensors", "pytorch_model.bin", "onnx/model.onnx_data", "onnx/model.onnx", "model.onnx")
@@ -80,6 +83,17 @@ def folder_encoder(folder: Path) -> EncoderId:
 @cache
 def stock_encoder() -> EncoderId:
     return EncoderId(name=STOCK_NAME, fingerprint=weights_fingerprint(stock_onnx_dir() / "onnx" / "model.onnx_data"))
+
+
+def tuned_delta_file() -> Path:
+    """The shipped low-rank delta: for each adapted weight of the stock graph, `NAME|in` and `NAME|out` whose
+    product is added to it."""
+    return Path(__file__).with_name("assets") / "tender-minilm-lora.npz"
+
+
+@cache
+def tuned_encoder() -> EncoderId:
+    return EncoderId(name=TUNED_NAME, fingerprint=weights_fingerprint(tuned_delta_file()))
 
 
 def recorded_encoder(name: str, fingerprint: str | None) -> EncoderId:

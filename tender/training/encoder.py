@@ -98,6 +98,22 @@ def fine_tune(
         optimiser, lambda s: min(1.0, (s + 1) / max(1, steps // 10)) * max(0.0, 1 - s / steps)
     )
 
+    _train(model, pairs, batch_size, steps, optimiser, schedule, rng, progress)
+    model.eval()
+    out = Path(out)
+    tmp = out.with_name(out.name + ".partial")
+    model.save(str(tmp))
+    # Replace the old model only when the new one is complete.
+    if out.exists():
+        shutil.rmtree(out)
+    tmp.rename(out)
+    return out
+
+
+def _train(model, pairs, batch_size, steps, optimiser, schedule, rng, progress) -> None:
+    """The contrastive loss in both directions, the other APIs of the batch as negatives, for `steps` batches."""
+    import torch
+
     def encode(texts):
         return torch.nn.functional.normalize(model(model.tokenize(texts))["sentence_embedding"], dim=-1)
 
@@ -124,13 +140,81 @@ def fine_tune(
             bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
     bar.close()
     model.eval()
+
+
+# The stock ONNX graph's name for each linear layer a low-rank delta adapts (per transformer layer N, as
+# `model.layers.N.<name>.MatMul.weight`, stored input x output).
+LORA_TARGETS = {
+    "attention.self.query": "attn.q_proj",
+    "attention.self.key": "attn.k_proj",
+    "attention.self.value": "attn.v_proj",
+    "attention.output.dense": "attn.o_proj",
+    "intermediate.dense": "mlp.fc1",
+    "output.dense": "mlp.fc2",
+}
+
+
+def fine_tune_low_rank(
+    pairs: list,
+    out: Path,
+    rank: int = 16,
+    epochs: int = 2,
+    batch_size: int = 32,
+    learning_rate: float = 1e-3,
+    max_seq_length: int = 128,
+    progress: bool = True,
+) -> Path:
+    """Learn a low-rank delta (LoRA) for every linear layer of the stock encoder's transformer, the stock
+    weights frozen, and write it to `out` (.npz): 1.3 MB at rank 16 against 90 MB for a full fine-tune, so it
+    ships inside Tender and applies to the stock ONNX graph at load time (catalog.encoders.TUNED_NAME). Same
+    pairs and loss as `fine_tune`."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.manual_seed(0)
+    rng = random.Random(0)
+    model = SentenceTransformer(str(stock_torch_dir()), device="cpu", local_files_only=True)
+    model.max_seq_length = max_seq_length
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+    scale = 2.0  # alpha / rank with alpha = 2 * rank, as LoRA usually sets it
+
+    class LowRank(torch.nn.Module):
+        def __init__(self, base: torch.nn.Linear):
+            super().__init__()
+            self.base = base
+            self.down = torch.nn.Parameter(torch.randn(rank, base.in_features) / math.sqrt(base.in_features))
+            self.up = torch.nn.Parameter(torch.zeros(base.out_features, rank))  # starts as the stock model
+
+        def forward(self, x):
+            return self.base(x) + (x @ self.down.T @ self.up.T) * scale
+
+    layers = model[0].auto_model.encoder.layer
+    adapted: dict[str, LowRank] = {}
+    for index, layer in enumerate(layers):
+        for path, onnx_name in LORA_TARGETS.items():
+            parent_path, _, attribute = path.rpartition(".")
+            parent = layer.get_submodule(parent_path)
+            wrapper = LowRank(getattr(parent, attribute))
+            setattr(parent, attribute, wrapper)
+            adapted[f"model.layers.{index}.{onnx_name}.MatMul.weight"] = wrapper
+    parameters = [p for w in adapted.values() for p in (w.down, w.up)]
+    steps = epochs * math.ceil(len(pairs) / batch_size)
+    optimiser = torch.optim.AdamW(parameters, lr=learning_rate, weight_decay=0.0)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda s: min(1.0, (s + 1) / max(1, steps // 10)) * max(0.0, 1 - s / steps)
+    )
+    _train(model, pairs, batch_size, steps, optimiser, schedule, rng, progress)
+    # Stored as the ONNX graph multiplies: x @ W with W input x output, so the delta is (down.T * scale) @ up.T.
+    arrays = {}
+    for name, wrapper in adapted.items():
+        arrays[f"{name}|in"] = (wrapper.down.detach().T * scale).numpy().astype(np.float16)
+        arrays[f"{name}|out"] = wrapper.up.detach().T.numpy().astype(np.float16)
     out = Path(out)
-    tmp = out.with_name(out.name + ".partial")
-    model.save(str(tmp))
-    # Replace the old model only when the new one is complete.
-    if out.exists():
-        shutil.rmtree(out)
-    tmp.rename(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial.npz")
+    np.savez_compressed(partial, **arrays)
+    partial.replace(out)
     return out
 
 
@@ -141,15 +225,24 @@ def main(argv=None):
     parser.add_argument("--mashups", type=Path, default=default_data_dir() / "mashups.jsonl")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--per-api", type=int, default=30, help="at most this many training pairs per API")
-    parser.add_argument("--learning-rate", type=float, default=3e-5)
+    parser.add_argument("--learning-rate", type=float, default=None, help="default 3e-5, or 1e-3 with --rank")
+    parser.add_argument(
+        "--rank", type=int, default=None, help="learn a low-rank delta of this rank (written to --out, .npz) instead"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     apis, mashups = read_sources(args.apis, args.mashups)
     pairs = training_pairs(apis, mashups, per_api=args.per_api)
     print(f"{len(pairs)} pairs from {len(encoder_ids([m.id for m in mashups]))} mashups")
-    print(
-        f"wrote {fine_tune(pairs, args.out, epochs=args.epochs, learning_rate=args.learning_rate, progress=not args.quiet)}"
-    )
+    if args.rank:
+        rate = args.learning_rate or 1e-3
+        written = fine_tune_low_rank(
+            pairs, args.out, args.rank, args.epochs, learning_rate=rate, progress=not args.quiet
+        )
+    else:
+        rate = args.learning_rate or 3e-5
+        written = fine_tune(pairs, args.out, epochs=args.epochs, learning_rate=rate, progress=not args.quiet)
+    print(f"wrote {written}")
 
 
 if __name__ == "__main__":

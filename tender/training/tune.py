@@ -26,6 +26,7 @@ from tender.agents.reasoners.embedded import (
     COLD_FEATURES,
     FEATURES,
     MODEL_FILE,
+    MODEL_FILES,
     TERMS,
     BidModel,
     ColdBidModel,
@@ -236,7 +237,9 @@ def main(argv=None):
         help="leave the R2API paper's test fold K out of the tuning and the catalogue (for "
         "`tender eval --r2api-fold K` with TENDER_BID_MODEL set to the --out file)",
     )
-    parser.add_argument("--write", action="store_true", help=f"write the fitted bid model to {MODEL_FILE}")
+    parser.add_argument(
+        "--write", action="store_true", help=f"write the fitted bid model to {MODEL_FILE} (or the encoder's own)"
+    )
     parser.add_argument(
         "--out", type=Path, help="write the fitted bid model here instead (use it with TENDER_BID_MODEL)"
     )
@@ -289,7 +292,7 @@ def main(argv=None):
         json.dumps({"bias": round(cold.bias, 3), **{k: round(v, 3) for k, v in cold.weights.items()}}),
     )
     if args.write or args.out:
-        target = args.out or MODEL_FILE
+        target = args.out or MODEL_FILES.get(embedder.encoder.name, MODEL_FILE)
         target.write_text(model.model_dump_json(indent=2) + "\n")
         print(f"written to {target}")
     if args.no_selection:

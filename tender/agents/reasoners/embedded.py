@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tender.catalog.encoders import STOCK_NAME, EncoderId, check_encoder, recorded_encoder
+from tender.catalog.encoders import STOCK_NAME, TUNED_NAME, EncoderId, check_encoder, recorded_encoder
 
 from ..context import RunContext
 from ..grounding import UNGROUNDED_MARGIN, Grounding, award_bids, drop_ungrounded
@@ -67,6 +67,8 @@ FEATURES = (
 # a neighbour vote less for a very popular one (docs/tuning.md).
 TERMS = FEATURES + tuple(f"{a}*{b}" for i, a in enumerate(FEATURES) for b in FEATURES[i:])
 MODEL_FILE = Path(__file__).with_name("bid_model.json")
+# The shipped bid model for each encoder it was fitted on, other than the stock one.
+MODEL_FILES = {TUNED_NAME: Path(__file__).with_name(f"bid_model.{TUNED_NAME}.json")}
 _PAIRS = np.triu_indices(len(FEATURES))
 # An API without usage history is judged by what it says it does, on a model of its own: linear in these, every
 # weight at least zero (more similarity never lowers a bid). The pairwise model, fitted where history speaks
@@ -324,8 +326,9 @@ class EmbeddedReasoner(Reasoner):
         # Loaded at the first bid, not here: `tender.training.tune --write` builds a Tender to refit a model file
         # that no longer loads (after a feature was added).
         if self._model is None:
-            model = BidModel.load()
-            check_bid_model(model, self.encoder.embedder)
+            shipped = MODEL_FILES.get(self.encoder.embedder.encoder.name, MODEL_FILE)
+            model = BidModel.load(shipped)
+            check_bid_model(model, self.encoder.embedder, shipped.name)
             self._model = model
         return self._model
 
