@@ -100,19 +100,33 @@ def tuned_weights(graph: Path, delta_file: Path) -> dict[str, np.ndarray]:
     """The stock graph's weights that the delta adapts, each plus its low-rank delta."""
     try:
         import onnx
-        from onnx import numpy_helper
+        from onnx import helper, numpy_helper
     except ImportError:
         raise TenderError("The tuned encoder needs the onnx package: `pip install onnx`.") from None
     delta = np.load(delta_file)
     names = {key.partition("|")[0] for key in delta.files}
-    model = onnx.load(str(graph))  # reads the external weights too (90 MB, once a process)
+    # Only the graph's structure is parsed; the adapted weights are mapped from its external data file, so
+    # the other half of the 90 MB is never read into memory twice.
+    model = onnx.load(str(graph), load_external_data=False)
     weights = {i.name: i for i in model.graph.initializer if i.name in names}
     missing = names - set(weights)
     if missing:
         raise TenderError(f"{delta_file.name} adapts weights the stock graph lacks ({sorted(missing)[0]}, ...).")
+
+    def stock(tensor) -> np.ndarray:
+        if tensor.data_location != onnx.TensorProto.EXTERNAL:
+            return numpy_helper.to_array(tensor)
+        where = {entry.key: entry.value for entry in tensor.external_data}
+        return np.memmap(
+            graph.parent / where["location"],
+            dtype=helper.tensor_dtype_to_np_dtype(tensor.data_type),
+            mode="r",
+            offset=int(where.get("offset", 0)),
+            shape=tuple(tensor.dims),
+        )
+
     return {
-        name: numpy_helper.to_array(weights[name])
-        + delta[f"{name}|in"].astype(np.float32) @ delta[f"{name}|out"].astype(np.float32)
+        name: stock(weights[name]) + delta[f"{name}|in"].astype(np.float32) @ delta[f"{name}|out"].astype(np.float32)
         for name in sorted(names)
     }
 
