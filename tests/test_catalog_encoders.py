@@ -64,7 +64,7 @@ def test_the_stock_encoder_embeds_and_builds_a_catalogue_without_torch(sources, 
 
 
 def test_a_fine_tuned_folder_without_torch_asks_for_the_train_extra(tmp_path):
-    folder = tmp_path / "tender-minilm"
+    folder = tmp_path / "minilm-finetuned"
     folder.mkdir()
     (folder / "model.safetensors").write_bytes(b"weights")
     (folder / "tokenizer.json").write_bytes((OnnxEmbedder().path / "tokenizer.json").read_bytes())
@@ -127,7 +127,7 @@ def tuned_folder(tmp_path):
     """The stock sentence-transformers folder under another name, standing in for a fine-tuned encoder."""
     from tender.catalog.encoders import stock_torch_dir
 
-    folder = tmp_path / "tender-minilm"
+    folder = tmp_path / "minilm-finetuned"
     folder.mkdir()
     for file in stock_torch_dir().iterdir():
         (folder / file.name).symlink_to(file)
@@ -139,7 +139,7 @@ def tuned_folder(tmp_path):
 def test_a_fine_tuned_folder_is_exported_once_into_the_cache_folder(tuned_folder, tmp_path):
     cache = tmp_path / "cache"
     tuned = get_embedder(str(tuned_folder), cache_dir=cache)
-    assert isinstance(tuned, OnnxEmbedder) and tuned.encoder.name == "tender-minilm"
+    assert isinstance(tuned, OnnxEmbedder) and tuned.encoder.name == "minilm-finetuned"
     assert tuned.encoder.fingerprint != stock_encoder().fingerprint  # other weights file, other fingerprint
     assert np.allclose(
         tuned.embed(["maps", "send a text message"]), get_embedder().embed(["maps", "send a text message"]), atol=1e-5

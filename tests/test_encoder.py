@@ -112,3 +112,26 @@ def test_a_low_rank_delta_learned_in_torch_brings_the_requirement_nearer_in_the_
         return float(np.mean(np.diag(q @ d.T)))
 
     assert matched(tuned) > matched(stock)
+
+
+def test_train_encoder_with_a_rank_writes_a_delta_file_under_the_home_and_stops_there(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    import tender.training.encoder as training
+    from tender.cli import main
+
+    seen = []
+    monkeypatch.setattr(training, "main", seen.append)
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("apis.jsonl", "mashups.jsonl"):
+        (data / name).write_text("")
+    environment = {"TENDER_HOME": str(tmp_path / "home"), "TENDER_DATA": str(data)}
+
+    result = CliRunner().invoke(main, ["train", "encoder", "--rank", "16"], env=environment)
+
+    assert result.exit_code == 0, result.output
+    argv = seen[0]
+    assert argv[argv.index("--out") + 1] == str(tmp_path / "home" / "models" / "tender-minilm-lora.npz")
+    assert argv[argv.index("--rank") + 1] == "16" and "--learning-rate" not in argv  # the rank's own default
+    assert "TENDER_EMBEDDING_MODEL" not in result.output  # a delta replaces the shipped one; no folder to point at
