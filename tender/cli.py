@@ -78,9 +78,8 @@ def main(ctx):
 def open_catalog(settings: Settings, *, embed: bool = True, exclude_mashups=(), path: Path | None = None):
     from tender.catalog import Catalog
 
-    return Catalog(
-        path or settings.catalog_path, embedder=settings.embedder() if embed else None, exclude_mashups=exclude_mashups
-    )
+    path = path or settings.catalog_path
+    return Catalog(path, embedder=settings.embedder(catalog=path) if embed else None, exclude_mashups=exclude_mashups)
 
 
 @main.group()
@@ -221,7 +220,7 @@ def catalog_build(
     excluded = read_mashup_ids(exclude_mashups) if exclude_mashups else []
     db_path = db_path or settings.catalog_path
     meta = build_from_sources(
-        sources, db_path, settings.embedder(threads=None), exclude_mashups=excluded, progress=not quiet
+        sources, db_path, settings.embedder(threads=None, catalog=db_path), exclude_mashups=excluded, progress=not quiet
     )
     click.echo(
         f"Built {db_path}: {meta['apis']} items of {meta['providers']} providers ({meta['deprecated']} deprecated), "
@@ -842,7 +841,7 @@ def evaluate_command(
     if validation and (folds or mashups_path):
         raise click.UsageError("--validation draws a sample; it does not go with --folds or --mashups")
     db = db_path or settings.catalog_path
-    embedder = settings.embedder()
+    embedder = settings.embedder(catalog=db)
     config = EvalConfig(
         db=db,
         methods=list(METHODS) if method == "all" else [method],

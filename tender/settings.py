@@ -65,13 +65,18 @@ class Settings:
     def cache_dir(self) -> Path:
         return self.home / "cache"
 
-    def embedder(self, threads: int | None = 1):
-        """The configured encoder, loaded lazily; `threads=None` uses every core (for building)."""
+    def embedder(self, threads: int | None = 1, catalog: Path | None = None):
+        """The configured encoder, loaded lazily; `threads=None` uses every core (for building). Where none is
+        configured, a `catalog` built with Tender's tuned encoder keeps it (a server started without the
+        setting that built it still opens it, and a rebuild does not switch it back to the stock one)."""
         from tender.catalog import get_embedder
+        from tender.catalog.encoders import TUNED_NAME
+        from tender.catalog.store import built_with
 
-        return get_embedder(
-            self.embedding_model, threads=threads, runtime=self.embedding_runtime, cache_dir=self.cache_dir
-        )
+        spec = self.embedding_model
+        if spec is None and catalog is not None and built_with(catalog) == TUNED_NAME:
+            spec = TUNED_NAME
+        return get_embedder(spec, threads=threads, runtime=self.embedding_runtime, cache_dir=self.cache_dir)
 
     @classmethod
     def from_env(cls, env=None) -> "Settings":

@@ -161,7 +161,7 @@ def test_an_unwritable_cache_folder_does_not_stop_queries(tuned_folder, tmp_path
 
 
 # -- refusing another encoder's vectors ---------------------------------------------------------------------------
-TUNED = EncoderId(name="tender-minilm", fingerprint="0123456789abcdef")
+TUNED = EncoderId(name="minilm-finetuned", fingerprint="0123456789abcdef")
 
 
 @pytest.fixture
@@ -180,7 +180,7 @@ def test_a_catalogue_opened_with_another_encoder_is_refused_with_the_fix(tuned_c
     with pytest.raises(EncoderMismatch) as refused:
         Catalog(tuned_catalog, embedder=get_embedder())
     message = str(refused.value)
-    assert "tender-minilm (weights 0123456789abcdef)" in message and STOCK_NAME in message
+    assert "minilm-finetuned (weights 0123456789abcdef)" in message and STOCK_NAME in message
     assert "tender catalog build" in message and "TENDER_EMBEDDING_MODEL" in message
     with pytest.raises(EncoderMismatch):  # a retrained model of the same name
         Catalog(tuned_catalog, embedder=RenamedEmbedder(TUNED.model_copy(update={"fingerprint": "fedcba9876543210"})))
@@ -194,7 +194,7 @@ def test_the_cli_refuses_a_catalogue_of_another_encoder_on_every_path(tuned_cata
     monkeypatch.delenv("TENDER_EMBEDDING_MODEL", raising=False)
     result = CliRunner().invoke(main, command)
     assert result.exit_code != 0
-    assert "was embedded by tender-minilm" in result.output and "tender catalog build" in result.output
+    assert "was embedded by minilm-finetuned" in result.output and "tender catalog build" in result.output
 
 
 def test_a_catalogue_from_before_fingerprints_is_taken_as_the_stock_encoder_only_if_it_says_so(sources, tmp_path):
@@ -204,7 +204,7 @@ def test_a_catalogue_from_before_fingerprints_is_taken_as_the_stock_encoder_only
     build_catalog(*sources, path, RenamedEmbedder(stock_encoder()))
     sqlite_utils.Database(path)["meta"].delete("encoder_fingerprint")
     assert Catalog(path, embedder=get_embedder()).encoder == stock_encoder()
-    sqlite_utils.Database(path)["meta"].upsert({"key": "model", "value": "tender-minilm"}, pk="key")
+    sqlite_utils.Database(path)["meta"].upsert({"key": "model", "value": "minilm-finetuned"}, pk="key")
     with pytest.raises(EncoderMismatch, match="weights not recorded"):
         Catalog(path, embedder=RenamedEmbedder(TUNED))
 
@@ -252,3 +252,50 @@ def test_the_tuned_encoder_bids_with_the_bid_model_fitted_on_its_vectors():
 def test_the_tuned_encoder_on_the_torch_runtime_is_a_clear_error():
     with pytest.raises(TenderError, match="runs on ONNX Runtime"):
         get_embedder(TUNED_NAME, runtime="torch")
+
+
+@pytest.fixture
+def shipped_tuned_catalog(sources, tmp_path):
+    """A catalogue that says the shipped tuned encoder embedded it (hashing vectors under its identity)."""
+    path = tmp_path / "tuned.db"
+    build_catalog(*sources, path, RenamedEmbedder(tuned_encoder()))
+    return path
+
+
+def test_a_catalogue_built_with_the_tuned_encoder_keeps_it_when_no_encoder_is_configured(shipped_tuned_catalog):
+    from tender.settings import Settings
+
+    assert Settings().embedder(catalog=shipped_tuned_catalog).encoder == tuned_encoder()
+    Catalog(shipped_tuned_catalog, embedder=Settings().embedder(catalog=shipped_tuned_catalog))  # opens
+    # A configured encoder wins (and is refused by the catalogue, saying how to fix it).
+    configured = Settings(embedding_model=STOCK_NAME).embedder(catalog=shipped_tuned_catalog)
+    assert configured.encoder == stock_encoder()
+    with pytest.raises(EncoderMismatch, match="tender-minilm for the tuned one"):
+        Catalog(shipped_tuned_catalog, embedder=configured)
+
+
+def test_a_stock_catalogue_or_none_at_all_gets_the_stock_encoder(sources, tmp_path):
+    from tender.settings import Settings
+
+    stock = tmp_path / "stock.db"
+    build_catalog(*sources, stock, RenamedEmbedder(stock_encoder()))
+    (tmp_path / "garbage.db").write_text("not a database")
+    for path in (stock, tmp_path / "missing.db", tmp_path / "garbage.db", None):
+        assert Settings().embedder(catalog=path).encoder == stock_encoder()
+
+
+@pytest.mark.real_model
+def test_a_server_or_cli_started_without_the_setting_that_built_a_tuned_catalogue_still_answers(
+    sources, tmp_path, monkeypatch
+):
+    path = tmp_path / "tuned.db"
+    build_catalog(*sources, path, get_embedder(TUNED_NAME))
+    monkeypatch.setenv("TENDER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TENDER_CATALOG", str(path))
+    monkeypatch.delenv("TENDER_EMBEDDING_MODEL", raising=False)
+    result = CliRunner().invoke(main, ["catalog", "search", "weather forecast"])
+    assert result.exit_code == 0, result.output
+    assert "eather" in result.output
+    apis, mashups = map(str, sources)
+    rebuilt = CliRunner().invoke(main, ["catalog", "build", "--apis", apis, "--mashups", mashups, "--db", str(path)])
+    assert f"with {TUNED_NAME}" in rebuilt.output  # a rebuild keeps the catalogue's encoder

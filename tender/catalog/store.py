@@ -39,6 +39,21 @@ class VectorTable:
         return self.matrix[self.row[item_id]]
 
 
+def built_with(path: Path | str) -> str | None:
+    """The name of the encoder that embedded the catalogue at `path`; None where there is none to read."""
+    if not Path(path).is_file():
+        return None
+    try:
+        conn = connect_read_only(path)
+        try:
+            row = conn.execute("select value from meta where key = 'model'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return row[0] if row else None
+
+
 class Catalog:
     """Read-only access to catalog.db. Raises CatalogMissing if there is none, EncoderMismatch if `embedder`
     runs another encoder than the one that embedded it, ApiNotFound and CategoryNotFound for names it does
@@ -67,7 +82,8 @@ class Catalog:
                 self.encoder,
                 embedder.encoder,
                 "Rebuild it with this encoder (`tender catalog build`), or load the one it was built with "
-                "(TENDER_EMBEDDING_MODEL: unset for the stock all-MiniLM-L6-v2, else the model folder).",
+                "(TENDER_EMBEDDING_MODEL: all-MiniLM-L6-v2 for the stock one, tender-minilm for the tuned one, else the "
+                "model folder).",
             )
         self._lock = threading.Lock()
         self.embedder = embedder

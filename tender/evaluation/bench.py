@@ -27,7 +27,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    catalog = Catalog(args.db, embedder=Settings.from_env().embedder())
+    catalog = Catalog(args.db, embedder=Settings.from_env().embedder(catalog=args.db))
     tender = Tender(catalog)
     tender.warm_up()
     print(f"catalogue {args.db}: {len(catalog.apis())} APIs; open + warm-up {time.perf_counter() - started:.1f} s")

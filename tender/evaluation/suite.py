@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         probe = Catalog(args.db)
         excluded = [m.id for m in probe.mashups()]
         probe.close()
-    catalog = Catalog(args.db, embedder=Settings.from_env().embedder(), exclude_mashups=excluded)
+    catalog = Catalog(args.db, embedder=Settings.from_env().embedder(catalog=args.db), exclude_mashups=excluded)
     tender = Tender(catalog)
     tender.warm_up()
     cases = load_cases(args.suite)

@@ -42,7 +42,7 @@ class AppContext:
         """Open the catalogue with its embedder, warm the agents up and open the runs database (blocking)."""
         runs = open_runs(settings.runs_path)  # one that cannot be opened: no history, said once in the log
         try:
-            catalog = Catalog(settings.catalog_path, embedder=settings.embedder())
+            catalog = Catalog(settings.catalog_path, embedder=settings.embedder(catalog=settings.catalog_path))
         except CatalogError as error:
             log.warning("%s The server starts anyway; its tools will say so.", error)
             return cls(settings=settings, runs=runs, missing=error)

@@ -253,7 +253,7 @@ def main(argv=None):
     )
     args = parser.parse_args(argv)
     settings = Settings.from_env()
-    embedder = settings.embedder()
+    embedder = settings.embedder(catalog=args.db)
     full = Catalog(args.db)
     held_out = r2api_fold(settings.data_dir / "r2api_folds", args.exclude_r2api_fold) if args.exclude_r2api_fold else []
     ids, reported, queries = tuning_queries(
