@@ -102,6 +102,11 @@ def test_the_wheel_holds_one_package_with_its_prompts_and_bid_model(wheel):
         "tender/prompts/repair.txt",
     } <= set(names)
     assert "tender/agents/reasoners/bid_model.json" in names
+    # The tuned encoder ships whole: its delta and the bid model fitted on its vectors.
+    assert {
+        "tender/catalog/assets/tender-minilm-lora.npz",
+        "tender/agents/reasoners/bid_model.tender-minilm.json",
+    } <= set(names)
     assert not any(name.startswith("tests/") or name.endswith(".db") for name in names)
 
 
@@ -154,3 +159,17 @@ def test_the_llm_paths_prompts_load_from_the_installed_package(venv, elsewhere):
     done = run(venv, [], run_dir, env, code)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().startswith(str(venv))
+
+
+def test_the_tuned_encoder_recommends_without_torch_from_the_installed_package(venv, elsewhere):
+    run_dir, env, apis, mashups = elsewhere
+    env = env | {"TENDER_EMBEDDING_MODEL": "tender-minilm"}
+    code = NO_TORCH + "from tender.cli import main\nmain(sys.argv[1:])\n"
+    built = run(
+        venv, ["catalog", "build", "--apis", str(apis), "--mashups", str(mashups), "--quiet"], run_dir, env, code
+    )
+    assert built.returncode == 0, built.stderr
+    assert "with tender-minilm" in built.stdout
+    answer = run(venv, ["recommend", "weather forecast on a map"], run_dir, env, code)
+    assert answer.returncode == 0, answer.stderr
+    assert "OpenWeatherMap" in answer.stdout
