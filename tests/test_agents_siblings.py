@@ -4,6 +4,7 @@ plan keeps the better bid. Items of different providers, and siblings serving di
 from tender.agents.messages import Propose
 from tender.agents.siblings import drop_siblings
 from tender.catalog import Api
+from tests.proposals import propose
 
 ITEMS = {
     1: Api(id=1, name="SendPost", provider="D7SMS", kind="operation", categories=["Messages"]),
@@ -40,3 +41,15 @@ def test_siblings_serving_different_steps_and_apis_of_their_own_all_stay():
 
 def test_a_sibling_that_alone_carries_a_required_category_stays():
     assert drop_siblings([1, 2], PROPOSALS, ITEMS.__getitem__, required_categories=["Batch"]) == [1, 2]
+
+
+def test_operations_of_two_apis_named_by_http_method_are_no_near_duplicates():
+    from tender.agents.reasoners.embedded import drop_near_duplicates
+
+    # An OpenAPI operation without an operationId is named by its method and path: "GET" says nothing of the job.
+    weather = propose(1, "f1", 0.19, name="GET /timeline/{location} (Visual Crossing Weather API)")
+    uv = propose(2, "f1", 0.03, name="GET /uv (OpenUV - Global Real-Time UV Index Forecast API)")
+    assert drop_near_duplicates([2, 1], [weather, uv]) == [2, 1]
+    # The rule still reads a name's first word: Twilio SMS beside Twilio for the same function is one too many.
+    twilio, sms = propose(3, "f1", 0.5, name="Twilio"), propose(4, "f1", 0.4, name="Twilio SMS")
+    assert drop_near_duplicates([3, 4], [twilio, sms]) == [3]

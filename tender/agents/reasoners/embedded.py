@@ -641,22 +641,30 @@ class EmbeddedReasoner(Reasoner):
         )
 
 
+# An OpenAPI operation without an operationId is named "GET /path (API)": the method names no job.
+HTTP_METHODS = frozenset({"get", "put", "post", "delete", "patch", "head", "options", "trace"})
+
+
+def lead_word(name: str) -> str:
+    """The word a name begins with, past an HTTP method."""
+    words = name.split()
+    if len(words) > 1 and words[0].casefold() in HTTP_METHODS:
+        words = words[1:]
+    return words[0].casefold() if words else ""
+
+
 def drop_near_duplicates(chosen: list[int], proposals) -> list[int]:
     """Leave out an API whose name begins like a better one's and that was bid for a function the better one was
     bid for too (Twilio SMS beside Twilio): one of them serves the function."""
-    names = {p.api_id: p.api_name for p in proposals}
+    leads = {p.api_id: lead_word(p.api_name) for p in proposals}
     functions: dict[int, set] = {}
     for p in proposals:
         functions.setdefault(p.api_id, set()).add(p.function_id)
     kept: list[int] = []
     for api_id in chosen:
-        first = names.get(api_id, "").split(" ")[0].casefold()
+        first = leads.get(api_id, "")
         twin = (
-            any(
-                names.get(k, "").split(" ")[0].casefold() == first
-                and functions.get(k, set()) & functions.get(api_id, set())
-                for k in kept
-            )
+            any(leads.get(k) == first and functions.get(k, set()) & functions.get(api_id, set()) for k in kept)
             if len(first) > 2
             else False
         )
