@@ -55,18 +55,30 @@ class Negotiation:
         self.transcript.messages.append(message)
 
 
-def weighed(hits, temperature: float, about: str | None = None, words: float = 0.0) -> Neighbourhood | None:
+def weighed(
+    hits, temperature: float, about: str | None = None, words: float = 0.0, provider_of=None
+) -> Neighbourhood | None:
     """The neighbourhood a contractor votes against: the nearest and k-th similarities of the hits, and the
-    sum of their weights exp((similarity - nearest) / temperature)."""
+    sum of their weights exp((similarity - nearest) / temperature). With `provider_of` (descriptions), a
+    provider counts once, by its nearest item: four near-alike 'send email' operations of one API would
+    otherwise split one vote four ways where an API with one such operation keeps it whole, and an API of many
+    loosely related operations would outweigh a lone tool that fits better."""
     if not hits:
         return None
     nearest = hits[0].score
+    weights = [math.exp((h.score - nearest) / temperature) for h in hits]
+    if provider_of is not None:
+        counted: dict[str, float] = {}
+        for h, w in zip(hits, weights):
+            provider = provider_of(h.id)
+            counted[provider] = max(counted.get(provider, 0.0), w)
+        weights = list(counted.values())
     return Neighbourhood(
         k=len(hits),
         nearest=round(nearest, 6),
         radius=round(hits[-1].score, 6),
         temperature=temperature,
-        mass=round(sum(math.exp((h.score - nearest) / temperature) for h in hits), 6),
+        mass=round(sum(weights), 6),
         about=about,
         words=words,
     )
@@ -237,12 +249,15 @@ class Manager:
         words = self.vote_lexical_weight if self.lexicon is not None and self.router.routes_on_words else 0.0
         if not words:
             hits = self.catalog.search(vector, kind="api", k=self.description_neighbours)
-            return weighed(hits, self.description_temperature)
+            return weighed(hits, self.description_temperature, provider_of=self._provider_of)
         table = self.catalog.vectors("api")
         scores = table.matrix @ vector + words * self._word_share(text)
         top = np.argsort(-scores, kind="stable")[: self.description_neighbours]
         hits = [Hit(kind="api", id=table.ids[r], score=float(scores[r])) for r in top]
-        return weighed(hits, self.description_temperature, words=words)
+        return weighed(hits, self.description_temperature, words=words, provider_of=self._provider_of)
+
+    def _provider_of(self, api_id: int) -> str:
+        return self.catalog.get_api(api_id).provider
 
     def _word_share(self, text: str) -> np.ndarray:
         """Per API, the share of the text's words in its own text (Lexicon.scores), computed once a text."""

@@ -27,7 +27,10 @@ class Neighbourhood(BaseModel):
     nearest: float = Field(description="Similarity of the nearest past mashup.")
     radius: float = Field(description="Similarity of the k-th nearest past mashup.")
     temperature: float = Field(description="How sharply nearer mashups outweigh farther ones.")
-    mass: float = Field(description="Sum of exp((similarity - nearest) / temperature) over the k nearest.")
+    mass: float = Field(
+        description="Sum of exp((similarity - nearest) / temperature) over the k nearest (descriptions: each "
+        "provider once, by its nearest item)."
+    )
     about: str | None = Field(
         None, description="The clause of the requirement these mashups are nearest to; None: all of it."
     )
