@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="hide all usage history: open the catalogue with every mashup excluded",
     )
-    parser.add_argument("--organisation", default="api", choices=("api", "category"))
+    parser.add_argument("--organisation", default="api", choices=("api", "category", "provider"))
     parser.add_argument("--top-n", type=int, default=None, help="contractors reached per call for proposals")
     args = parser.parse_args(argv)
 
