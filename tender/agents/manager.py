@@ -56,11 +56,11 @@ class Negotiation:
 
 
 def weighed(
-    hits, temperature: float, about: str | None = None, words: float = 0.0, provider_of=None
+    hits, temperature: float, about: str | None = None, words: float = 0.0, provider_of=None, sibling_weight=0.0
 ) -> Neighbourhood | None:
     """The neighbourhood a contractor votes against: the nearest and k-th similarities of the hits, and the
     sum of their weights exp((similarity - nearest) / temperature). With `provider_of` (descriptions), a
-    provider counts once, by its nearest item: four near-alike 'send email' operations of one API would
+    provider counts by its nearest item, its others' weight times `sibling_weight`: four near-alike 'send email' operations of one API would
     otherwise split one vote four ways where an API with one such operation keeps it whole, and an API of many
     loosely related operations would outweigh a lone tool that fits better."""
     if not hits:
@@ -68,11 +68,10 @@ def weighed(
     nearest = hits[0].score
     weights = [math.exp((h.score - nearest) / temperature) for h in hits]
     if provider_of is not None:
-        counted: dict[str, float] = {}
+        held: dict[str, list[float]] = defaultdict(list)
         for h, w in zip(hits, weights):
-            provider = provider_of(h.id)
-            counted[provider] = max(counted.get(provider, 0.0), w)
-        weights = list(counted.values())
+            held[provider_of(h.id)].append(w)
+        weights = [max(ws) + sibling_weight * (sum(ws) - max(ws)) for ws in held.values()]
     return Neighbourhood(
         k=len(hits),
         nearest=round(nearest, 6),
@@ -103,6 +102,7 @@ class Manager:
         lexical_weight: float = 0.3,
         routing_lexical_weight: float = 1.0,
         vote_lexical_weight: float = 0.3,
+        sibling_weight: float = 0.0,
     ):
         self.catalog = catalog
         self.encoder = encoder
@@ -128,6 +128,9 @@ class Manager:
         # ... and how much they count when it ranks the descriptions nearest to a function or to the requirement,
         # whose shares are the bidders' function and description votes (chosen the same way; docs/tuning.md).
         self.vote_lexical_weight = vote_lexical_weight
+        # How much a provider's other items near the task add to its nearest one's weight in those rankings'
+        # mass (0: a provider counts once; 1: every item counts; docs/tuning.md).
+        self.sibling_weight = sibling_weight
         # A manager serves one run: its decomposition, whose functions it maps together in one step (one LLM call).
         self._functions: list[FunctionSpec] = []
         self._mapped: dict[str, list[str]] | None = None
@@ -249,12 +252,20 @@ class Manager:
         words = self.vote_lexical_weight if self.lexicon is not None and self.router.routes_on_words else 0.0
         if not words:
             hits = self.catalog.search(vector, kind="api", k=self.description_neighbours)
-            return weighed(hits, self.description_temperature, provider_of=self._provider_of)
+            return weighed(
+                hits, self.description_temperature, provider_of=self._provider_of, sibling_weight=self.sibling_weight
+            )
         table = self.catalog.vectors("api")
         scores = table.matrix @ vector + words * self._word_share(text)
         top = np.argsort(-scores, kind="stable")[: self.description_neighbours]
         hits = [Hit(kind="api", id=table.ids[r], score=float(scores[r])) for r in top]
-        return weighed(hits, self.description_temperature, words=words, provider_of=self._provider_of)
+        return weighed(
+            hits,
+            self.description_temperature,
+            words=words,
+            provider_of=self._provider_of,
+            sibling_weight=self.sibling_weight,
+        )
 
     def _provider_of(self, api_id: int) -> str:
         return self.catalog.get_api(api_id).provider
