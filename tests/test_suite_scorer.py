@@ -114,3 +114,26 @@ def test_the_suite_ids_exist_in_the_catalogue():
         assert named <= ids, (case.id, sorted(named - ids))
         for f in case.functions:
             assert not (f.acceptable & case.irrelevant), (case.id, f.need)
+
+
+OPENAPI_SUITES = [SUITE_PATH.with_name("openapi.jsonl"), SUITE_PATH.with_name("openapi_tuning.jsonl")]
+
+
+@pytest.mark.parametrize("path", OPENAPI_SUITES, ids=lambda p: p.stem)
+def test_the_openapi_suites_are_well_formed_and_name_operations_of_the_documents(path, tmp_path):
+    from tender.catalog import Catalog, HashingEmbedder
+    from tender.catalog.build import build_from_sources
+    from tender.catalog.sources.openapi import load_openapi
+
+    cases = load_cases(path)
+    assert len({c.id for c in cases}) == len(cases) >= 30
+    assert all(bool(c.functions) != c.expects_nothing for c in cases)
+    assert all(f.need and f.acceptable for c in cases for f in c.functions)
+    documents = SHARED_DATA.parent / "openapi" / "docs"
+    if not documents.is_dir():
+        pytest.skip(f"{documents} not present")
+    build_from_sources([load_openapi(documents)], tmp_path / "oa.db", HashingEmbedder(64))
+    ids = set(Catalog(tmp_path / "oa.db").api_ids())
+    for case in cases:
+        named = set().union(*(f.acceptable for f in case.functions))
+        assert named <= ids, (case.id, sorted(named - ids))
