@@ -60,9 +60,9 @@ def weighed(
 ) -> Neighbourhood | None:
     """The neighbourhood a contractor votes against: the nearest and k-th similarities of the hits, and the
     sum of their weights exp((similarity - nearest) / temperature). With `provider_of` (descriptions), a
-    provider counts by its nearest item, its others' weight times `sibling_weight`: four near-alike 'send email' operations of one API would
-    otherwise split one vote four ways where an API with one such operation keeps it whole, and an API of many
-    loosely related operations would outweigh a lone tool that fits better."""
+    provider counts by its nearest item, its others' weight times `sibling_weight`: four near-alike 'send
+    email' operations of one API would otherwise split one vote four ways where an API with one such operation
+    keeps it whole, and an API of many loosely related operations would outweigh a lone tool that fits better."""
     if not hits:
         return None
     nearest = hits[0].score

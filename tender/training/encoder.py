@@ -91,15 +91,8 @@ def fine_tune(
     rng = random.Random(0)
     model = SentenceTransformer(str(base or stock_torch_dir()), device="cpu", local_files_only=True)
     model.max_seq_length = max_seq_length
-    steps = epochs * math.ceil(len(pairs) / batch_size)
     optimiser = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=0.01)
-    # Linear warm-up over a tenth of the steps, then linear decay.
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda s: min(1.0, (s + 1) / max(1, steps // 10)) * max(0.0, 1 - s / steps)
-    )
-
-    _train(model, pairs, batch_size, steps, optimiser, schedule, rng, progress)
-    model.eval()
+    _train(model, pairs, batch_size, epochs, optimiser, rng, progress)
     out = Path(out)
     tmp = out.with_name(out.name + ".partial")
     model.save(str(tmp))
@@ -110,9 +103,16 @@ def fine_tune(
     return out
 
 
-def _train(model, pairs, batch_size, steps, optimiser, schedule, rng, progress) -> None:
-    """The contrastive loss in both directions, the other APIs of the batch as negatives, for `steps` batches."""
+def _train(model, pairs, batch_size, epochs, optimiser, rng, progress) -> None:
+    """The contrastive loss in both directions, the other APIs of the batch as negatives, for `epochs` passes;
+    the learning rate warms up linearly over a tenth of the steps, then decays linearly. Leaves the model in
+    evaluation mode."""
     import torch
+
+    steps = epochs * math.ceil(len(pairs) / batch_size)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda s: min(1.0, (s + 1) / max(1, steps // 10)) * max(0.0, 1 - s / steps)
+    )
 
     def encode(texts):
         return torch.nn.functional.normalize(model(model.tokenize(texts))["sentence_embedding"], dim=-1)
@@ -199,12 +199,8 @@ def fine_tune_low_rank(
             setattr(parent, attribute, wrapper)
             adapted[f"model.layers.{index}.{onnx_name}.MatMul.weight"] = wrapper
     parameters = [p for w in adapted.values() for p in (w.down, w.up)]
-    steps = epochs * math.ceil(len(pairs) / batch_size)
     optimiser = torch.optim.AdamW(parameters, lr=learning_rate, weight_decay=0.0)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda s: min(1.0, (s + 1) / max(1, steps // 10)) * max(0.0, 1 - s / steps)
-    )
-    _train(model, pairs, batch_size, steps, optimiser, schedule, rng, progress)
+    _train(model, pairs, batch_size, epochs, optimiser, rng, progress)
     # Stored as the ONNX graph multiplies: x @ W with W input x output, so the delta is (down.T * scale) @ up.T.
     arrays = {}
     for name, wrapper in adapted.items():
