@@ -10,6 +10,7 @@ import pytest
 from tender.agents.context import RunContext
 from tender.agents.grounding import Grounding, drop_ungrounded
 from tender.agents.language import language
+from tender.agents.lexicon import Lexicon, common_terms
 from tender.agents.plan import StepStatus
 from tender.agents.reasoners.embedded import (
     COLD_FEATURES,
@@ -147,6 +148,54 @@ def test_the_cold_model_fit_keeps_no_weight_below_zero():
     y = (rng.uniform(0, 1, 400) < 1 / (1 + np.exp(-z))).astype(float)
     cold = fit_cold_model(x, y)
     assert cold.weights["lexical"] == 0.0 and cold.weights["desc_function"] > 0
+
+
+def test_a_name_says_what_an_api_is_for_in_the_common_words_a_function_asks_with():
+    lexicon = Lexicon(["CourseTool online courses", "Google Maps maps", "Zorblax online courses"], ids=[1, 2, 3])
+    asked = common_terms("Can you find me a course about data analysis?")
+    assert lexicon.name_coverage("CourseTool", asked) == 1.0
+    assert lexicon.name_coverage("Zorblax", asked) == 0.0
+    # "Google" written as a name names a maker, which `named` weighs: of the name, only the map is asked for.
+    assert 0 < lexicon.name_coverage("Google Maps", common_terms("Put them on a map from Google")) < 1
+    assert lexicon.name_coverage("Google Maps", common_terms("put them on google maps")) == 1.0
+
+
+def test_a_sentence_opens_with_a_capital_that_names_no_maker():
+    assert common_terms("Weather for Tokyo. Texts via Twilio") == {"weath", "text"}
+
+
+def test_without_history_a_tool_named_for_what_is_asked_outbids_its_twin_named_for_a_brand(embedder, tmp_path):
+    description = "Online courses, lessons and tutorials from many providers."  # the same words for both
+    apis = [
+        {"id": 1, "name": "Zorblax", "categories": [], "description": description, "source": "test"},
+        {"id": 2, "name": "CourseTool", "categories": [], "description": description, "source": "test"},
+    ]
+    path = tmp_path / "catalog.db"
+    build_catalog(write_jsonl(tmp_path / "apis.jsonl", apis), write_jsonl(tmp_path / "m.jsonl", []), path, embedder)
+    result = Tender(Catalog(path, embedder=embedder)).recommend(Request.create("Find me a course on statistics"))
+    bids = {m.api_name: m for m in result.transcript.messages if m.kind == "propose"}
+    assert bids["CourseTool"].evidence["name_words"] == 1.0
+    assert "Zorblax" not in bids or bids["Zorblax"].score < bids["CourseTool"].score / 2
+    assert "its name says course" in bids["CourseTool"].rationale
+    assert result.plan.apis[0].name == "CourseTool"
+
+
+def test_the_cold_model_weighs_the_name_on_top_of_the_description_so_a_brand_name_costs_nothing():
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0, 1, size=(600, len(FEATURES)))
+    z = 5 * x[:, FEATURES.index("desc_function")] - 3
+    y = (rng.uniform(0, 1, 600) < 1 / (1 + np.exp(-z))).astype(float)
+    named_for_the_need = y * (rng.uniform(0, 1, 600) < 0.5)  # a name matches only for some right APIs
+    x[:, FEATURES.index("name_words")] = named_for_the_need
+    without = x.copy()
+    without[:, FEATURES.index("name_words")] = 0.0
+    cold, baseline = fit_cold_model(x, y), fit_cold_model(without, y)
+    assert cold.weights["name_words"] > 0
+    # An API whose name matches nothing bids as it would have without the feature.
+    assert cold.bias == pytest.approx(baseline.bias)
+    for name in COLD_FEATURES:
+        if name != "name_words":
+            assert cold.weights[name] == pytest.approx(baseline.weights[name]), name
 
 
 def decomposed(*pieces: tuple[str, list[int]], policy: Policy | None = None):

@@ -2,6 +2,7 @@
 in the catalogue (inverse document frequency). Dense similarity misses exact terms ("SMS", "shipment", "stock");
 on tool retrieval, term matching holds its own against small sentence encoders, and it needs no usage history."""
 
+import functools
 import math
 import re
 from collections import Counter
@@ -53,6 +54,34 @@ def terms(text: str) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=65536)
+def name_terms(name: str) -> frozenset[str]:
+    """Content words of an API's or tool's name, a camel-case word by its parts only (CourseTool: "cours";
+    sendEmailWithTemplate: "send", "email", "template"), for matching a function's words."""
+    out = set()
+    for token in _WORD.findall(name):
+        parts = _CAMEL.split(token)
+        out.update(terms(" ".join(parts)) if len(parts) > 1 else terms(token))
+    return frozenset(out)
+
+
+_SENTENCE_END = re.compile(r"[.!?:;\n]")
+
+
+def common_terms(text: str) -> frozenset[str]:
+    """The terms of a text's words written as common words: in lower case, or capitalised only to open a
+    sentence ("Google" names a maker; "Weather forecast for Tokyo" asks for weather)."""
+    out: set[str] = set()
+    opening, end = True, 0
+    for match in _WORD.finditer(text):
+        opening = opening or bool(_SENTENCE_END.search(text, end, match.start()))
+        word = match.group()
+        if opening or not word[:1].isupper():
+            out.update(terms(word))
+        opening, end = False, match.end()
+    return frozenset(out)
+
+
 def as_written(text: str) -> dict[str, str]:
     """Each of a text's terms, as the text writes it (the first word that gives it): "time" for "tim"."""
     written: dict[str, str] = {}
@@ -96,6 +125,16 @@ class Lexicon:
         if not total:
             return 0.0
         return sum(self.idf(t) for t in wanted if t in api_terms) / total
+
+    def name_coverage(self, name: str, asked: frozenset[str]) -> float:
+        """The IDF-weighted share of the API name's words that a function asks for (`asked`: its common_terms): a
+        name says in a word or two what the API is for (CourseTool for "find me a course"; Google Maps for "show
+        them on a map"). A word written as a proper name ("Google") names a maker, not a need: `named` weighs that."""
+        named = name_terms(name)
+        total = sum(self.idf(t) for t in named)
+        if not total:
+            return 0.0
+        return sum(self.idf(t) for t in named if t in asked) / total
 
     def scores(self, text: str) -> np.ndarray:
         """`coverage` of the text's words for every API, in row order."""

@@ -39,6 +39,7 @@ from tender.agents.reasoners.embedded import (
 from tender.agents.request import Request
 from tender.agents.service import Tender
 from tender.agents.tasks import CoUsageEdge, SelectTask
+from tender.agents.lexicon import common_terms
 from tender.agents.lexicon import terms as words
 from tender.agents.text import clauses, mask_names
 from tender.catalog import Catalog
@@ -48,14 +49,19 @@ from tender.evaluation.runner import r2api_fold
 from tender.evaluation.split import REPORT_SAMPLE, REPORT_SEED, TUNING_SAMPLE, TUNING_SEED, sample_ids, tuning_ids
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0, iterations: int = 50) -> np.ndarray:
-    """Newton's method for L2-regularised logistic regression; returns [bias, *weights]."""
+def fit_logistic(
+    x: np.ndarray, y: np.ndarray, l2: float = 1.0, iterations: int = 50, offset: np.ndarray | None = None
+) -> np.ndarray:
+    """Newton's method for L2-regularised logistic regression; returns [bias, *weights]. With `offset` (log-odds
+    per row), the fit learns what to add to it, with no bias of its own (returned as 0)."""
     design = np.hstack([np.ones((len(x), 1)), x])
     w = np.zeros(design.shape[1])
+    base = np.zeros(len(x)) if offset is None else offset
     penalty = np.eye(len(w)) * l2
-    penalty[0, 0] = 0.0
+    # The bias is free; on top of an offset it is held at 0 (a huge penalty).
+    penalty[0, 0] = 0.0 if offset is None else 1e12
     for _ in range(iterations):
-        p = 1 / (1 + np.exp(-np.clip(design @ w, -40, 40)))
+        p = 1 / (1 + np.exp(-np.clip(base + design @ w, -40, 40)))
         gradient = design.T @ (p - y) + penalty @ w
         hessian = design.T @ (design * (p * (1 - p))[:, None]) + penalty
         step = np.linalg.solve(hessian, gradient)
@@ -77,25 +83,45 @@ def fit_bid_model(x: np.ndarray, y: np.ndarray, l2: float = 30.0, fitted_on: str
     )
 
 
+# Fitted after the rest, on top of them: jointly, a name matching the function took weight from the description,
+# and every API named for a brand (Twilio, Eventbrite), whose name matches nothing, lost bids (docs/tuning.md).
+COLD_ON_TOP = ("name_words",)
+
+
 def fit_cold_model(x: np.ndarray, y: np.ndarray, l2: float = 1.0, fitted_on: str = "") -> ColdBidModel:
     """Logistic regression over COLD_FEATURES with no weight below zero: a feature that comes out negative is
-    dropped (weight 0) and the rest refitted, so that more similarity never lowers a bid."""
+    dropped (weight 0) and the rest refitted, so that more similarity never lowers a bid. The features of
+    COLD_ON_TOP are fitted afterwards, added to the others' log-odds with no bias of their own: a name that
+    matches nothing adds nothing."""
     design = x[:, [FEATURES.index(name) for name in COLD_FEATURES]]
+    on_top = [COLD_FEATURES.index(name) for name in COLD_ON_TOP]
+    raw = np.zeros(len(COLD_FEATURES))
+    bias, weights = _fit_nonnegative(design, y, [i for i in range(len(COLD_FEATURES)) if i not in on_top], l2)
+    raw += weights
+    _, weights = _fit_nonnegative(design, y, on_top, l2, offset=bias + design @ raw)
+    raw += weights
+    return ColdBidModel(bias=bias, weights={name: float(v) for name, v in zip(COLD_FEATURES, raw)}, fitted_on=fitted_on)
+
+
+def _fit_nonnegative(
+    design: np.ndarray, y: np.ndarray, columns: list[int], l2: float, offset: np.ndarray | None = None
+) -> tuple[float, np.ndarray]:
+    """Bias and weights (raw units, one per column of `design`, 0 outside `columns`) of a logistic fit over
+    `columns`, refitted without any that comes out negative. Standardised, with a bias; on top of an `offset`,
+    as they are and with none."""
     mean, scale = design.mean(axis=0), design.std(axis=0) + 1e-9
-    kept = list(range(len(COLD_FEATURES)))
-    while True:
-        w = fit_logistic((design[:, kept] - mean[kept]) / scale[kept], y, l2=l2)
+    if offset is not None:
+        mean, scale = np.zeros_like(mean), np.ones_like(scale)
+    kept = list(columns)
+    raw = np.zeros(design.shape[1])
+    while kept:
+        w = fit_logistic((design[:, kept] - mean[kept]) / scale[kept], y, l2=l2, offset=offset)
         negative = [kept[i] for i, v in enumerate(w[1:]) if v < 0]
         if not negative:
-            break
+            raw[kept] = w[1:] / scale[kept]
+            return float(w[0] - raw[kept] @ mean[kept]), raw
         kept = [k for k in kept if k not in negative]
-    raw = np.zeros(len(COLD_FEATURES))
-    raw[kept] = w[1:] / scale[kept]
-    return ColdBidModel(
-        bias=float(w[0] - raw[kept] @ mean[kept]),
-        weights={name: float(v) for name, v in zip(COLD_FEATURES, raw)},
-        fitted_on=fitted_on,
-    )
+    return 0.0, raw
 
 
 def tuning_queries(full: Catalog, n: int, seed: int, report_seed: int, report_sample: int, held_out=()):
@@ -168,6 +194,7 @@ def collect_features(tender: Tender, queries, shortlist: int = 30, hide_history_
                     f_around[k],
                     lexical,
                     tender.lexicon.coverage(words(text), api.terms),
+                    tender.lexicon.name_coverage(api.name, common_terms(functions[k].description)),
                 )
             )
             labels.append(api_id in truth)
@@ -243,6 +270,12 @@ def main(argv=None):
     parser.add_argument(
         "--out", type=Path, help="write the fitted bid model here instead (use it with TENDER_BID_MODEL)"
     )
+    parser.add_argument(
+        "--cold-only",
+        action="store_true",
+        help="refit only the cold model (APIs without history) and keep the written model's pairwise weights; "
+        "a term they lack weighs nothing",
+    )
     parser.add_argument("--no-selection", action="store_true", help="skip the search of selection thresholds")
     # 0.35: see docs/tuning.md
     parser.add_argument(
@@ -284,6 +317,10 @@ def main(argv=None):
     model = model.model_copy(
         update={"encoder": embedder.encoder, "cold": cold, "description_share": args.description_share}
     )
+    if args.cold_only:
+        kept = json.loads(MODEL_FILES.get(embedder.encoder.name, MODEL_FILE).read_text())
+        kept["weights"] = {name: kept["weights"].get(name, 0.0) for name in TERMS}
+        model = BidModel.model_validate({**kept, "cold": cold.model_dump()})
     print(
         "bid model:", json.dumps({"bias": round(model.bias, 3), **{k: round(v, 3) for k, v in model.weights.items()}})
     )

@@ -35,7 +35,7 @@ from ..tasks import (
     SelectTask,
     Task,
 )
-from ..lexicon import Lexicon, as_written
+from ..lexicon import Lexicon, as_written, common_terms, name_terms
 from ..lexicon import terms as words
 from ..text import clauses, is_presentation, mentions, names_a_thing, opens_request, refers_back, short_name
 from ..vectors import QueryEncoder
@@ -55,6 +55,7 @@ FEATURES = (
     "lexical",
     "function_vote",
     "has_history",
+    "name_words",
 )
 # lexical (the function's words in the API's text, weighted by rarity), function_vote (its description's share
 # among those nearest to the announced function) and has_history let a bid stand on what the API does;
@@ -73,10 +74,19 @@ _PAIRS = np.triu_indices(len(FEATURES))
 # An API without usage history is judged by what it says it does, on a model of its own: linear in these, every
 # weight at least zero (more similarity never lowers a bid). The pairwise model, fitted where history speaks
 # loudest, read description evidence through products with it and could rank a closer description lower.
-COLD_FEATURES = ("desc_requirement", "desc_function", "named", "description_vote", "lexical", "function_vote")
+COLD_FEATURES = (
+    "desc_requirement",
+    "desc_function",
+    "named",
+    "description_vote",
+    "lexical",
+    "function_vote",
+    "name_words",
+)
 _COLD = [FEATURES.index(name) for name in COLD_FEATURES]
 _HAS_HISTORY = FEATURES.index("has_history")
 _NAMED = FEATURES.index("named")
+_NAME_WORDS = FEATURES.index("name_words")
 
 
 def terms(x: np.ndarray) -> np.ndarray:
@@ -113,8 +123,14 @@ class ColdBidModel(BaseModel):
         return np.array([self.weights[name] for name in COLD_FEATURES])
 
     def logit(self, x: np.ndarray) -> float:
-        """The log-odds of a bid on the description and words alone, from a full FEATURES vector."""
-        return float(self.bias + x[_COLD] @ self.vector)
+        """The log-odds of a bid on the description and words alone, from a full FEATURES vector. The name's words
+        count for an API without usage history only: the share of this bid in one with history was chosen without
+        them, and with them a name's common word lifted every API of a family ("Maps") where history already
+        speaks (docs/tuning.md)."""
+        z = self.bias + x[_COLD] @ self.vector
+        if x[_HAS_HISTORY]:
+            z -= x[_NAME_WORDS] * self.weights["name_words"]
+        return float(z)
 
 
 class BidModel(BaseModel):
@@ -212,6 +228,7 @@ def features(
     function_descriptions: Neighbourhood | None = None,
     lexical: float = 0.0,
     requirement_lexical: float = 0.0,
+    name_words: float = 0.0,
 ) -> np.ndarray:
     """A contractor's evidence for one API, from its own knowledge only (and what the manager announced: its
     vote is how much of the nearest past mashups' weight its history holds, its clause vote the largest such
@@ -257,6 +274,7 @@ def features(
             lexical,
             function_vote,
             has_history,
+            name_words,
         ]
     )
 
@@ -437,6 +455,7 @@ class EmbeddedReasoner(Reasoner):
         parts = clauses(cfp.requirement) if "decompose" in steps or not cfp.function else [cfp.function]
         part_vectors = self.encoder.embed(parts, context=cfp.requirement)
         part_terms = [words(part) for part in parts]
+        part_asked = [common_terms(part) for part in parts]  # for the name's words
         weigh_words = bool(cfp.descriptions and cfp.descriptions.words)  # the description vote weighs words too
         requirement_terms = words(cfp.requirement) if weigh_words else []
         around = clause_vectors(self.encoder, cfp.requirement, cfp.clause_neighbourhoods)
@@ -466,6 +485,7 @@ class EmbeddedReasoner(Reasoner):
                 cfp.function_descriptions if cfp.function else by_clause.get(parts[k]),
                 lexical,
                 self.lexicon.coverage(requirement_terms, api.terms) if self.lexicon and weigh_words else 0.0,
+                self.lexicon.name_coverage(api.name, part_asked[k]) if self.lexicon else 0.0,
             )
             p = probability(x, self.model)
             if p < (cold_threshold if x[_HAS_HISTORY] == 0 else threshold):
@@ -497,7 +517,7 @@ class EmbeddedReasoner(Reasoner):
     @staticmethod
     def _rationale(api: ApiKnowledge, x: np.ndarray, function: str, wanted: list[str]) -> str:
         """Why, in plain words: what of the function its description and words match, and its track record."""
-        desc_q, desc_f, h_max, _, _, named, vote, clause_vote, _, _, lexical, function_vote, _ = x
+        desc_q, desc_f, h_max, _, _, named, vote, clause_vote, _, _, lexical, function_vote, _, _ = x
         reasons = []
         if named >= 1:
             reasons.append(f"the requirement names {api.name}")
@@ -509,6 +529,9 @@ class EmbeddedReasoner(Reasoner):
         reasons.append(f"its description {strength} matches '{short_name(function, 10)}' ({desc_f:.2f})")
         if shared:
             reasons.append(f"it mentions {', '.join(shared[:4])}")
+        in_name = sorted({written.get(t, t) for t in name_terms(api.name) & common_terms(function)})
+        if in_name and named < 1:
+            reasons.append(f"its name says {', '.join(in_name[:3])}")
         if max(vote, clause_vote) >= 0.1:
             reasons.append(f"similar past apps used it ({max(vote, clause_vote):.0%} of the nearest)")
         elif api.usage_count:
