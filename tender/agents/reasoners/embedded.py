@@ -530,7 +530,7 @@ class EmbeddedReasoner(Reasoner):
         if shared:
             reasons.append(f"it mentions {', '.join(shared[:4])}")
         in_name = sorted({written.get(t, t) for t in name_terms(api.name) & common_terms(function)})
-        if in_name and named < 1:
+        if in_name and named < 1 and not x[_HAS_HISTORY]:  # weighed only without history (ColdBidModel.logit)
             reasons.append(f"its name says {', '.join(in_name[:3])}")
         if max(vote, clause_vote) >= 0.1:
             reasons.append(f"similar past apps used it ({max(vote, clause_vote):.0%} of the nearest)")
