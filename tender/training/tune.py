@@ -54,12 +54,13 @@ def fit_logistic(
 ) -> np.ndarray:
     """Newton's method for L2-regularised logistic regression; returns [bias, *weights]. With `offset` (log-odds
     per row), the fit learns what to add to it, with no bias of its own (returned as 0)."""
-    design = np.hstack([np.ones((len(x), 1)), x])
+    with_bias = offset is None
+    design = np.hstack([np.ones((len(x), 1)), x]) if with_bias else x
     w = np.zeros(design.shape[1])
     base = np.zeros(len(x)) if offset is None else offset
     penalty = np.eye(len(w)) * l2
-    # The bias is free; on top of an offset it is held at 0 (a huge penalty).
-    penalty[0, 0] = 0.0 if offset is None else 1e12
+    if with_bias:
+        penalty[0, 0] = 0.0  # the bias is not shrunk
     for _ in range(iterations):
         p = 1 / (1 + np.exp(-np.clip(base + design @ w, -40, 40)))
         gradient = design.T @ (p - y) + penalty @ w
@@ -68,7 +69,7 @@ def fit_logistic(
         w -= step
         if np.abs(step).max() < 1e-6:
             break
-    return w
+    return w if with_bias else np.concatenate([[0.0], w])
 
 
 def fit_bid_model(x: np.ndarray, y: np.ndarray, l2: float = 30.0, fitted_on: str = "") -> BidModel:
@@ -168,6 +169,7 @@ def collect_features(tender: Tender, queries, shortlist: int = 30, hide_history_
         functions = manager.decompose(text, RunContext())
         f_vectors = tender.encoder.embed([f.description for f in functions], context=text)
         f_terms = [words(f.description) for f in functions]
+        f_asked = [common_terms(f.description) for f in functions]
         f_around = [manager.function_descriptions(text, f) for f in functions]
         if hidden:
             scores = table.matrix @ q + 0.3 * tender.lexicon.scores(text)
@@ -194,7 +196,7 @@ def collect_features(tender: Tender, queries, shortlist: int = 30, hide_history_
                     f_around[k],
                     lexical,
                     tender.lexicon.coverage(words(text), api.terms),
-                    tender.lexicon.name_coverage(api.name, common_terms(functions[k].description)),
+                    tender.lexicon.name_coverage(api.name, f_asked[k]),
                 )
             )
             labels.append(api_id in truth)
@@ -305,22 +307,23 @@ def main(argv=None):
         ex, ey = collect_features(Tender(Catalog(args.cold_db, embedder=embedder)), extra, hide_history_every=0)
         cold_x, cold_y = np.vstack([cold_x, ex]), np.concatenate([cold_y, ey])
         cold_from += f" and {len(extra)} requests of {args.cold_requests} (even ids)"
-    model = fit_bid_model(
-        x[warm],
-        y[warm],
-        fitted_on=f"{len(ids)} tuning mashups (seed {args.seed}) as written and "
-        f"masked, {int(warm.sum())} candidate bids of APIs with history; "
-        "`python -m tender.training.tune --write`",
-    )
     cold = fit_cold_model(cold_x, cold_y, fitted_on=f"{cold_from}, {len(cold_y)} candidate bids")
-    # The encoder the features came from: Tender refuses the model with any other (see catalog/encoders.py).
-    model = model.model_copy(
-        update={"encoder": embedder.encoder, "cold": cold, "description_share": args.description_share}
-    )
     if args.cold_only:
         kept = json.loads(MODEL_FILES.get(embedder.encoder.name, MODEL_FILE).read_text())
         kept["weights"] = {name: kept["weights"].get(name, 0.0) for name in TERMS}
         model = BidModel.model_validate({**kept, "cold": cold.model_dump()})
+    else:
+        model = fit_bid_model(
+            x[warm],
+            y[warm],
+            fitted_on=f"{len(ids)} tuning mashups (seed {args.seed}) as written and "
+            f"masked, {int(warm.sum())} candidate bids of APIs with history; "
+            "`python -m tender.training.tune --write`",
+        )
+        # The encoder the features came from: Tender refuses the model with any other (see catalog/encoders.py).
+        model = model.model_copy(
+            update={"encoder": embedder.encoder, "cold": cold, "description_share": args.description_share}
+        )
     print(
         "bid model:", json.dumps({"bias": round(model.bias, 3), **{k: round(v, 3) for k, v in model.weights.items()}})
     )

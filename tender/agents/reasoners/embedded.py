@@ -497,7 +497,7 @@ class EmbeddedReasoner(Reasoner):
                     score=round(p, 4),
                     function=parts[k] if "decompose" in steps else None,
                     category=category,
-                    rationale=self._rationale(api, x, parts[k], part_terms[k]),
+                    rationale=self._rationale(api, x, parts[k], part_terms[k], part_asked[k]),
                     evidence={name: round(float(v), 4) for name, v in zip(FEATURES, x)},
                 )
             )
@@ -515,7 +515,7 @@ class EmbeddedReasoner(Reasoner):
         return (inside or api.categories or [None])[0]
 
     @staticmethod
-    def _rationale(api: ApiKnowledge, x: np.ndarray, function: str, wanted: list[str]) -> str:
+    def _rationale(api: ApiKnowledge, x: np.ndarray, function: str, wanted: list[str], asked: frozenset[str]) -> str:
         """Why, in plain words: what of the function its description and words match, and its track record."""
         desc_q, desc_f, h_max, _, _, named, vote, clause_vote, _, _, lexical, function_vote, _, _ = x
         reasons = []
@@ -529,7 +529,7 @@ class EmbeddedReasoner(Reasoner):
         reasons.append(f"its description {strength} matches '{short_name(function, 10)}' ({desc_f:.2f})")
         if shared:
             reasons.append(f"it mentions {', '.join(shared[:4])}")
-        in_name = sorted({written.get(t, t) for t in name_terms(api.name) & common_terms(function)})
+        in_name = sorted({written.get(t, t) for t in name_terms(api.name) & asked})
         if in_name and named < 1 and not x[_HAS_HISTORY]:  # weighed only without history (ColdBidModel.logit)
             reasons.append(f"its name says {', '.join(in_name[:3])}")
         if max(vote, clause_vote) >= 0.1:
