@@ -71,6 +71,11 @@ def test_plan_is_well_formed(tender, protocol):
         # The bidding stage is what was proposed: no more, no less, and only by contractors scripted to bid.
         assert set(plan.stages.bidding) == {p.api_id for p in result.transcript.of_kind("propose")}
         assert set(plan.stages.bidding) <= BIDS_IDS
+        # Best bid first, so that the APIs after the plan's are ranked by what they bid.
+        best = {}
+        for p in result.transcript.of_kind("propose"):
+            best[p.api_id] = max(p.score, best.get(p.api_id, 0.0))
+        assert [best[a] for a in plan.stages.bidding] == sorted(best.values(), reverse=True)
         assert plan.cost.messages > 0 and plan.cost.contractors_contacted > 0
     assert plan.cost.tokens.input == plan.cost.tokens.output == 0  # offline
     assert all(0 <= a.score <= 1 for a in plan.apis)

@@ -43,7 +43,7 @@ class Negotiation:
         self.excluded_apis = excluded_apis
         self.excluded_categories = set(request.constraints.excluded_categories)
         self.mapped_categories: dict[str, None] = {}
-        self.proposed: dict[int, None] = {}
+        self.proposed: dict[int, float] = {}  # each proposed API's best bid
         self.contacted: set[str] = set()
         self._tasks = 0
 
@@ -365,7 +365,7 @@ class Manager:
                 negotiation.send(reply)
                 if reply.kind == "propose":
                     proposals.append(reply)
-                    negotiation.proposed[reply.api_id] = None
+                    negotiation.proposed[reply.api_id] = max(reply.score, negotiation.proposed.get(reply.api_id, 0.0))
         return proposals
 
     def admissible(self, negotiation: Negotiation, proposal: Propose) -> str | None:

@@ -61,7 +61,8 @@ class RecommendedApi(BaseModel):
 
 
 class Stages(BaseModel):
-    """Candidate API ids at each stage of the paper: all APIs of the mapped categories, all proposed, final."""
+    """Candidate API ids at each stage of the paper: all APIs of the mapped categories, all proposed (best bid
+    first), final."""
 
     category: list[int] = Field(default_factory=list)
     bidding: list[int] = Field(default_factory=list)

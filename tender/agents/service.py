@@ -186,11 +186,14 @@ class Tender:
         if protocols.PROTOCOLS[request.protocol].contract_net:
             stages = Stages(
                 category=self.catalog.apis_in_categories(negotiation.mapped_categories),
-                bidding=list(negotiation.proposed),
+                bidding=sorted(negotiation.proposed, key=lambda a: -negotiation.proposed[a]),
                 final=list(outcome.final),
             )
         else:
-            stages = Stages(category=[], bidding=[p.api_id for p in outcome.proposals], final=list(outcome.final))
+            best: dict[int, float] = {}
+            for p in outcome.proposals:
+                best[p.api_id] = max(p.score, best.get(p.api_id, 0.0))
+            stages = Stages(category=[], bidding=sorted(best, key=lambda a: -best[a]), final=list(outcome.final))
         return Plan(
             run_id=uuid.uuid4().hex,
             requirement=request.requirement,
