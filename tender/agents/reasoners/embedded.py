@@ -86,7 +86,6 @@ COLD_FEATURES = (
 _COLD = [FEATURES.index(name) for name in COLD_FEATURES]
 _HAS_HISTORY = FEATURES.index("has_history")
 _NAMED = FEATURES.index("named")
-_NAME_WORDS = FEATURES.index("name_words")
 
 
 def terms(x: np.ndarray) -> np.ndarray:
@@ -122,15 +121,19 @@ class ColdBidModel(BaseModel):
     def vector(self) -> np.ndarray:
         return np.array([self.weights[name] for name in COLD_FEATURES])
 
+    @cached_property
+    def vector_with_history(self) -> np.ndarray:
+        """The weights for an API with usage history: the name's words weigh nothing there."""
+        weights = self.vector.copy()
+        weights[COLD_FEATURES.index("name_words")] = 0.0
+        return weights
+
     def logit(self, x: np.ndarray) -> float:
         """The log-odds of a bid on the description and words alone, from a full FEATURES vector. The name's words
         count for an API without usage history only: the share of this bid in one with history was chosen without
         them, and with them a name's common word lifted every API of a family ("Maps") where history already
         speaks (docs/tuning.md)."""
-        z = self.bias + x[_COLD] @ self.vector
-        if x[_HAS_HISTORY]:
-            z -= x[_NAME_WORDS] * self.weights["name_words"]
-        return float(z)
+        return float(self.bias + x[_COLD] @ (self.vector_with_history if x[_HAS_HISTORY] else self.vector))
 
 
 class BidModel(BaseModel):
