@@ -26,7 +26,6 @@ from tender.agents.reasoners.embedded import (
     COLD_FEATURES,
     FEATURES,
     MODEL_FILE,
-    MODEL_FILES,
     TERMS,
     BidModel,
     ColdBidModel,
@@ -34,6 +33,7 @@ from tender.agents.reasoners.embedded import (
     Policy,
     clause_vectors,
     features,
+    shipped_model_file,
     terms,
 )
 from tender.agents.request import Request
@@ -309,7 +309,7 @@ def main(argv=None):
         cold_from += f" and {len(extra)} requests of {args.cold_requests} (even ids)"
     cold = fit_cold_model(cold_x, cold_y, fitted_on=f"{cold_from}, {len(cold_y)} candidate bids")
     if args.cold_only:
-        kept = json.loads(MODEL_FILES.get(embedder.encoder.name, MODEL_FILE).read_text())
+        kept = json.loads(shipped_model_file(embedder.encoder.name).read_text())
         kept["weights"] = {name: kept["weights"].get(name, 0.0) for name in TERMS}
         model = BidModel.model_validate({**kept, "cold": cold.model_dump()})
     else:
@@ -332,7 +332,7 @@ def main(argv=None):
         json.dumps({"bias": round(cold.bias, 3), **{k: round(v, 3) for k, v in cold.weights.items()}}),
     )
     if args.write or args.out:
-        target = args.out or MODEL_FILES.get(embedder.encoder.name, MODEL_FILE)
+        target = args.out or shipped_model_file(embedder.encoder.name)
         target.write_text(model.model_dump_json(indent=2) + "\n")
         print(f"written to {target}")
     if args.no_selection:

@@ -70,6 +70,13 @@ TERMS = FEATURES + tuple(f"{a}*{b}" for i, a in enumerate(FEATURES) for b in FEA
 MODEL_FILE = Path(__file__).with_name("bid_model.json")
 # The shipped bid model for each encoder it was fitted on, other than the stock one.
 MODEL_FILES = {TUNED_NAME: Path(__file__).with_name(f"bid_model.{TUNED_NAME}.json")}
+
+
+def shipped_model_file(encoder_name: str) -> Path:
+    """The bid model Tender ships for vectors of this encoder (the stock one's for any other)."""
+    return MODEL_FILES.get(encoder_name, MODEL_FILE)
+
+
 _PAIRS = np.triu_indices(len(FEATURES))
 # An API without usage history is judged by what it says it does, on a model of its own: linear in these, every
 # weight at least zero (more similarity never lowers a bid). The pairwise model, fitted where history speaks
@@ -347,7 +354,7 @@ class EmbeddedReasoner(Reasoner):
         # Loaded at the first bid, not here: `tender.training.tune --write` builds a Tender to refit a model file
         # that no longer loads (after a feature was added).
         if self._model is None:
-            shipped = MODEL_FILES.get(self.encoder.embedder.encoder.name, MODEL_FILE)
+            shipped = shipped_model_file(self.encoder.embedder.encoder.name)
             model = BidModel.load(shipped)
             check_bid_model(model, self.encoder.embedder, shipped.name)
             self._model = model
