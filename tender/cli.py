@@ -13,8 +13,10 @@ from tender.agents.protocols import PROTOCOLS, described
 from tender.agents.request import DEFAULT_PROTOCOL
 from tender.catalog import MalformedInput, TenderError
 from tender.errors import DataMissing, SourceError
-from tender.evaluation.baselines import BASELINES
 from .settings import Settings
+
+# The flat baselines `tender eval` runs beside the protocols (tender/evaluation/baselines.py).
+BASELINE_NAMES = ("bm25", "dense", "hybrid", "knn", "popularity", "dense per need", "hybrid per need")
 
 
 class TenderGroup(click.Group):
@@ -744,143 +746,154 @@ def explain_command(settings: Settings, run_id, function, full, diagram, as_json
 
 
 @main.command("eval")
+@click.option("--dataset", "dataset_name", help="A dataset (see the list below); default: programmableweb.")
+@click.option("--part", default="dev", show_default=True, help="dev or test (the R2API folds: fold-1 .. fold-10).")
+@click.option("--variant", "variant_names", multiple=True, help="Only this variant (repeatable); default: all of them.")
 @click.option(
-    "--protocol",
-    "method",
-    type=click.Choice([*PROTOCOLS, *BASELINES, "all"]),
-    default="all",
-    show_default=True,
-    help=f"A protocol ({', '.join(PROTOCOLS)}), a baseline ({', '.join(BASELINES)}), or all of them.",
+    "--method",
+    "method_names",
+    multiple=True,
+    type=click.Choice([*PROTOCOLS, *BASELINE_NAMES]),
+    help=f"Only this protocol ({', '.join(PROTOCOLS)}) or baseline ({', '.join(BASELINE_NAMES)}); repeatable.",
 )
-@click.option("--sample", type=click.IntRange(min=1), default=100, show_default=True, help="Test mashups drawn.")
-@click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed of the test sample drawn (0 is the reported one)."
-)
-@click.option(
-    "--folds", type=click.IntRange(min=2), help="K-fold cross-validation over all mashups instead of a sample."
-)
+@click.option("--sample", type=click.IntRange(min=1), help="Draw this many queries of the part (default: all).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the queries drawn with --sample.")
 @click.option(
     "--mashups",
     "mashups_path",
-    type=click.Path(exists=True, path_type=Path),
-    help="Evaluate an external mashups JSONL against the whole catalogue.",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Evaluate your own requests (mashups JSONL: description, api_ids) against --db.",
 )
-@click.option("--mask-api-names", is_flag=True, help="Remove API names from the queries.")
 @click.option(
-    "--validation",
+    "--db", "db_path", type=click.Path(path_type=Path), help="With --mashups: the catalogue (default: catalog.db)."
+)
+@click.option(
+    "--all",
+    "everything",
     is_flag=True,
-    help="Draw the sample outside the reported test sample (100, seed 0) and the tuning sample "
-    "(1,000, seed 1): a check of tuned settings on more mashups.",
+    help="Every dataset, variant, protocol and baseline on the test parts; rewrites docs/results.md.",
+)
+@click.option("--quick", is_flag=True, help="With --all: a sample of each part, for day-to-day work; docs untouched.")
+@click.option("--only", "only", multiple=True, help="With --all: only this dataset (repeatable).")
+@click.option(
+    "--compare",
+    "compared",
+    nargs=2,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Two record files (A then B): per-query differences with paired bootstrap 95% intervals.",
+)
+@click.option("--pair", help="With --compare: A's method against B's, as METHOD_A:METHOD_B (B may be the same file).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for the records and the summary (default: out/eval/<dataset>-<part> or out/eval/all).",
 )
 @click.option(
-    "--organisation",
-    type=click.Choice(["api", "category", "provider"]),
-    default="api",
+    "--docs",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("docs/results.md"),
     show_default=True,
-    help="One contractor per API, per category, or per provider.",
+    help="With --all: the results page to regenerate.",
 )
-@click.option(
-    "--no-history", is_flag=True, help="Hide every API's usage history from the agents (a cold-start catalogue)."
-)
-@click.option(
-    "--half",
-    type=click.Choice(["tune", "report"]),
-    help="With --mashups: only the even (tune) or odd (report) request ids, a fixed split.",
-)
-@click.option(
-    "--r2api-fold",
-    type=click.IntRange(1, 10),
-    help="Test on the R2API paper's fold K (its mashups left out of the catalogue); ranking metrics as R2API's.",
-)
-@click.option("--db", "db_path", type=click.Path(path_type=Path), help="Catalogue (default: catalog.db).")
-@click.option("--backend", type=click.Choice(["offline", "llm"]), help="Shorthand: both roles on this backend.")
-@click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write the results as JSON here.")
-@click.option("--plot", "plot_path", type=click.Path(path_type=Path), help="Write a PNG figure here.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--top-n", type=click.IntRange(1, 1000), help="Contractors reached per call for proposals.")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
 @llm_options
 @click.pass_obj
 def evaluate_command(
     settings: Settings,
-    method,
+    dataset_name,
+    part,
+    variant_names,
+    method_names,
     sample,
     seed,
-    folds,
     mashups_path,
-    mask_api_names,
-    validation,
-    organisation,
-    no_history,
-    half,
-    r2api_fold,
     db_path,
-    backend,
-    json_path,
-    plot_path,
+    everything,
+    quick,
+    only,
+    compared,
+    pair,
+    out,
+    docs,
+    top_n,
     quiet,
     **kwargs,
 ):
-    """Measure precision, recall and F1 per stage, ranking metrics and cost, on held-out mashups.
+    """Measure the protocols and the flat baselines on a dataset's dev or test part: one JSON line per query and
+    method (records.jsonl: the functions found, the final set, the ranking, the gold and the metrics) and their
+    means. Decide on dev parts; test parts are for reporting (--all).
 
-    The test mashups are left out of the catalogue for the run: no contractor history, co-usage
-    weight or neighbour search sees them.
+    \b
+    Datasets: programmableweb, r2api, metatool-multi, metatool-single, openapi-suite,
+    programmableweb-suite, mcp-suite (docs/results.md says what each is).
 
     \b
     Examples:
-        tender eval --protocol all --sample 100 --seed 0 --json out/eval.json --plot out/eval.png
-        tender eval --protocol manager-led --mask-api-names
-        tender eval --folds 5 --protocol baseline-knn
-        tender eval --validation --sample 800 --seed 2 --protocol manager-led
+        tender eval --dataset metatool-multi --part dev
+        tender eval --dataset programmableweb --variant masked --method manager-led --method hybrid --sample 200
+        tender eval --compare out/eval/before/records.jsonl out/eval/after/records.jsonl
+        tender eval --compare out/eval/x/records.jsonl out/eval/x/records.jsonl --pair hybrid:manager-led
+        tender eval --mashups my_requests.jsonl --db my.db --sample 300 --seed 1
+        tender eval --all          # every test part; rewrites docs/results.md (about 15 minutes)
     """
-    from tender.catalog import Catalog
-    from tender.evaluation.report import markdown, plot
-    from tender.evaluation.runner import METHODS, EvalConfig, evaluate
+    from tender.evaluation import datasets as ds
+    from tender.evaluation.catalogues import Catalogues
+    from tender.evaluation.compare import report
+    from tender.evaluation.runner import Job, methods_for, read_records, run_job, summarise, write_records
 
+    if compared:
+        a, b = (read_records(p) for p in compared)
+        method_a, method_b = pair.split(":", 1) if pair else (None, None)
+        click.echo(report(a, b, method_a, method_b))
+        return
     backends = _backends(kwargs)
-    if backend:
-        backends["manager_backend"] = backends["contractor_backend"] = backend
-    if validation and (folds or mashups_path):
-        raise click.UsageError("--validation draws a sample; it does not go with --folds or --mashups")
-    db = db_path or settings.catalog_path
-    embedder = settings.embedder(catalog=db)
-    config = EvalConfig(
-        db=db,
-        methods=list(METHODS) if method == "all" else [method],
-        sample=sample,
-        seed=seed,
-        folds=folds,
-        mashups_path=mashups_path,
-        mask_api_names=mask_api_names,
-        validation=validation,
-        organisation=organisation,
-        no_history=no_history,
-        half=half,
-        r2api_fold=r2api_fold,
-        folds_dir=settings.data_dir / "r2api_folds",
-        backend=backends["manager_backend"]
-        if backends["manager_backend"] == backends["contractor_backend"]
-        else f"manager={backends['manager_backend']},contractors={backends['contractor_backend']}",
-    )
-    result = evaluate(
-        config,
-        lambda left_out: Catalog(db, embedder=embedder, exclude_mashups=left_out),
-        lambda catalog: make_tender(settings, catalog, backends),
-        progress=not quiet,
-    )
-    click.echo(markdown(result))
-    if result["config"]["seen_by_encoder"]:
-        click.echo(
-            f"\nWarning: {result['config']['model']} is not the stock encoder. Tender's tuned encoders learned from "
-            f"{result['config']['seen_by_encoder']} of these test mashups, so their scores are optimistic. The "
-            "reported sample (100, seed 0) and the validation samples (800, seed 2; 500, seed 3) are free of them.",
-            err=True,
+    paths = ds.Paths(settings.data_dir.parent)
+    given = {"external": db_path or settings.catalog_path} if mashups_path else {}
+    catalogues = Catalogues(settings, paths, progress=not quiet, given=given)
+
+    def tender_for(catalog):
+        return make_tender(settings, catalog, backends)
+
+    if everything:
+        from tender.evaluation.report import write_results
+        from tender.evaluation.schedule import run_all
+
+        out = out or Path("out/eval") / ("quick" if quick else "all")
+        summary = run_all(
+            catalogues,
+            tender_for,
+            out,
+            quick=quick,
+            only=set(only) or None,
+            progress=not quiet,
+            say=lambda text: click.echo(text, err=True),
         )
-    if json_path:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(result, indent=2))
-        click.echo(f"\nWrote {json_path}", err=True)
-    if plot_path:
-        plot(result, plot_path)
-        click.echo(f"Wrote {plot_path}", err=True)
+        click.echo(f"Wrote {out}/records/*.jsonl and {out}/summary.json in {summary['stamp']['seconds']} s.", err=True)
+        if not quick and not only:
+            write_results(summary, docs)
+            click.echo(f"Rewrote {docs}.", err=True)
+        return
+    data = ds.external(mashups_path) if mashups_path else ds.dataset(dataset_name or "programmableweb")
+    if mashups_path:
+        part = "all"
+    variants = [v for v in data.variants if not variant_names or v.name in variant_names]
+    if not variants:
+        known = ", ".join(repr(v.name) for v in data.variants)
+        raise click.BadParameter(f"{data.name} has no such variant; its variants: {known}", param_hint="--variant")
+    records = []
+    for variant in variants:
+        methods = methods_for(data, variant, method_names or None)
+        job = Job(data, part, variant, methods, sample=sample, seed=seed)
+        records += run_job(job, catalogues, tender_for, top_n=top_n, progress=not quiet)
+    out = out or Path("out/eval") / f"{data.name}-{part}"
+    write_records(records, out / "records.jsonl")
+    summary = summarise(records)
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    from tender.evaluation.report import summary_table
+
+    click.echo(summary_table(summary))
+    click.echo(f"\nWrote {out}/records.jsonl (one line per query and method) and {out}/summary.json.", err=True)
 
 
 @main.group()

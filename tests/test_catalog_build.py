@@ -52,9 +52,29 @@ def test_schema_has_foreign_keys_indexes_and_full_text_search(catalog_path):
     assert {row[2] for row in db.execute("pragma foreign_key_list(mashup_apis)")} == {"mashups", "apis"}
     indexed = {row[1] for row in db.execute("select * from sqlite_master where type = 'index'")}
     assert any("mashup_apis" in name for name in indexed)
-    hits = db.execute("select rowid from apis_fts where apis_fts match 'restaurant'").fetchall()
+    hits = db.execute("select rowid from items_fts where items_fts match 'restaurant'").fetchall()
     assert {r[0] for r in hits} == {3, 4}
     assert not db.execute("pragma foreign_key_check").fetchall()
+
+
+def test_the_lexical_index_stems_and_splits_names_into_words(tmp_path, embedder):
+    from tender.catalog import Api, Catalog
+    from tender.catalog.build import build_from_sources
+    from tender.catalog.sources import Loaded
+    from tender.catalog.sources.base import SourceInfo
+
+    path = tmp_path / "tools.db"
+    apis = [
+        Api(id=0, name="CourseTool", description="Find online classes."),
+        Api(id=1, name="sendEmailWithTemplate", description="Delivers a message to an inbox."),
+        Api(id=2, name="get_weather", description="Forecasts for a city."),
+    ]
+    build_from_sources([Loaded(info=SourceInfo(kind="jsonl", name="test"), apis=apis)], path, embedder)
+    catalog = Catalog(path)
+    assert [h.id for h in catalog.lexical(["courses"])] == [0]  # the name's word, stemmed
+    assert [h.id for h in catalog.lexical(["emails", "sending"])] == [1]
+    assert [h.id for h in catalog.lexical(["weather", "forecast"], among=[1, 2])] == [2]
+    assert catalog.lexical(["zebra"]) == []
 
 
 def test_co_usage_counts_pairs_of_apis_used_together(catalog_path):

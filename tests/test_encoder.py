@@ -77,22 +77,6 @@ def test_fine_tuning_brings_a_requirement_nearer_to_the_api_it_used(tmp_path):
     assert matched(after) > matched(before)
 
 
-def test_an_evaluation_counts_the_test_mashups_the_fine_tuned_encoder_learned_from():
-    from types import SimpleNamespace
-
-    from tender.evaluation.runner import seen_by_encoder
-
-    ids = list(range(4493))
-    mashups = [SimpleNamespace(id=i) for i in ids]
-    tuned = SimpleNamespace(model_name="tender-minilm", mashups=lambda: mashups)
-    reported = [SimpleNamespace(id=i) for i in sample_ids(ids, REPORT_SAMPLE, REPORT_SEED)]
-    assert seen_by_encoder(tuned, [(reported, reported)]) == set()
-    # Folds over every mashup test on the encoder's own training mashups.
-    assert seen_by_encoder(tuned, [([], mashups)]) == set(encoder_ids(ids))
-    stock = SimpleNamespace(model_name="all-MiniLM-L6-v2", mashups=lambda: mashups)
-    assert seen_by_encoder(stock, [([], mashups)]) == set()
-
-
 @pytest.mark.real_model
 def test_a_low_rank_delta_learned_in_torch_brings_the_requirement_nearer_in_the_onnx_graph(tmp_path, monkeypatch):
     pairs = [

@@ -37,15 +37,20 @@ def test_the_command_line_offers_the_registered_protocols():
     assert list(recommend.type.choices) == list(PROTOCOLS)
     for protocol in PROTOCOLS.values():
         assert protocol.name in recommend.help and protocol.summary in recommend.help
-    evaluate = option("eval", "method")
+    evaluate = option("eval", "method_names")
     assert list(evaluate.type.choices)[: len(PROTOCOLS)] == list(PROTOCOLS)
-    assert "all" in evaluate.type.choices and all(name in evaluate.help for name in PROTOCOLS)
+    assert all(name in evaluate.help for name in PROTOCOLS)
 
 
-def test_eval_all_runs_every_registered_protocol():
-    from tender.evaluation.runner import METHODS
+def test_eval_runs_every_registered_protocol_and_the_baselines_the_command_names():
+    from tender.cli import BASELINE_NAMES
+    from tender.evaluation.baselines import BASELINES
+    from tender.evaluation.datasets import dataset
+    from tender.evaluation.runner import methods_for
 
-    assert [m for m in METHODS if m in PROTOCOLS] == list(PROTOCOLS)
+    data = dataset("programmableweb")
+    assert [m for m in methods_for(data, data.variants[0]) if m in PROTOCOLS] == list(PROTOCOLS)
+    assert list(BASELINE_NAMES) == list(BASELINES)
 
 
 async def test_the_tools_and_the_prompt_list_the_registered_protocols(settings):  # noqa: F811
@@ -90,7 +95,8 @@ import asyncio, json
 from tender.agents import protocols
 protocols.register(protocols.Protocol("echo", "the manager-led protocol under another name", protocols.manager_led))
 from tender.cli import main
-from tender.evaluation.runner import METHODS
+from tender.evaluation.datasets import dataset
+from tender.evaluation.runner import methods_for
 from tender.server.tools import register
 from mcp.server.mcpserver import MCPServer
 
@@ -98,9 +104,10 @@ server = MCPServer("t")
 register(server)
 tools = {t.name: t for t in asyncio.run(server.list_tools())}
 recommend = next(p for p in main.commands["recommend"].params if p.name == "protocol")
-evaluate = next(p for p in main.commands["eval"].params if p.name == "method")
+evaluate = next(p for p in main.commands["eval"].params if p.name == "method_names")
+pw = dataset("programmableweb")
 print(json.dumps({"cli": list(recommend.type.choices), "cli_help": recommend.help,
-                  "eval": list(evaluate.type.choices), "methods": list(METHODS),
+                  "eval": list(evaluate.type.choices), "methods": methods_for(pw, pw.variants[0]),
                   "enum": tools["recommend_apis"].input_schema["properties"]["protocol"]["enum"],
                   "compare": tools["compare_protocols"].description}))
 """

@@ -29,7 +29,7 @@ from .request import Request
 from .routing import Router
 from .lexicon import Lexicon
 from .tasks import CategoryCandidate, CoUsageEdge, DecomposeTask, FunctionSpec, MapCategoriesTask, Part, SelectTask
-from .text import clauses, fragments
+from .text import clauses, fragments, short_name
 from .vectors import QueryEncoder
 
 
@@ -136,10 +136,19 @@ class Manager:
         self._mapped: dict[str, list[str]] | None = None
 
     # -- steps 1 and 2 ----------------------------------------------------------------------------
-    def decompose(self, requirement: str, context: RunContext) -> list[FunctionSpec]:
-        functions = self.reasoner.run(
-            DecomposeTask(requirement=requirement, parts=self.parts(requirement)), context
-        ).functions
+    def decompose(self, request: Request, context: RunContext) -> list[FunctionSpec]:
+        """Step 1: the needs the caller stated, as they are, or the reasoner's decomposition of the requirement."""
+        if request.needs:
+            functions = [
+                FunctionSpec(id=f"f{i}", name=short_name(need), description=need)
+                for i, need in enumerate(request.needs, start=1)
+            ]
+            context.note(f"The plan's {len(functions)} step(s) are the needs the caller stated, as stated.")
+        else:
+            requirement = request.requirement
+            functions = self.reasoner.run(
+                DecomposeTask(requirement=requirement, parts=self.parts(requirement)), context
+            ).functions
         self._functions = list(functions)
         return functions
 

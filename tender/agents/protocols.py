@@ -40,7 +40,7 @@ def _steps_from(functions: list[FunctionSpec]) -> list[PlanStep]:
 
 def _decompose(manager: Manager, negotiation: Negotiation) -> tuple[list[FunctionSpec], list[PlanStep]]:
     """The manager's decomposition of the requirement: the functions, and a plan step for each."""
-    functions = manager.decompose(negotiation.request.requirement, negotiation.context)
+    functions = manager.decompose(negotiation.request, negotiation.context)
     return functions, _steps_from(functions)
 
 

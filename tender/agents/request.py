@@ -9,6 +9,8 @@ from tender.catalog import TenderError
 DEFAULT_PROTOCOL = "manager-led"
 Organisation = Literal["api", "category", "provider"]
 MAX_REQUIREMENT_CHARS = 20_000
+MAX_NEEDS = 12
+MAX_NEED_CHARS = 300
 
 
 class InvalidRequest(TenderError):
@@ -30,6 +32,25 @@ class Request(BaseModel):
     routing: Literal["embedding", "broadcast"] = "embedding"
     top_n: int = Field(12, ge=1, le=1000, description="Contractors reached per call for proposals.")
     constraints: Constraints = Field(default_factory=Constraints)
+    needs: list[str] | None = Field(
+        None,
+        max_length=MAX_NEEDS,
+        description="The functions the service needs, one short phrase each, as the caller states them: step 1 then "
+        "takes them as they are instead of decomposing the requirement.",
+    )
+
+    @field_validator("needs")
+    @classmethod
+    def _stated_needs(cls, needs: list[str] | None) -> list[str] | None:
+        if needs is None:
+            return None
+        kept = list(dict.fromkeys(" ".join(n.split()) for n in needs if n and n.strip()))
+        if not kept:
+            raise ValueError("every need is empty; give each need as a short phrase, or leave needs out")
+        long = [n for n in kept if len(n) > MAX_NEED_CHARS]
+        if long:
+            raise ValueError(f"a need is over {MAX_NEED_CHARS} characters ({long[0][:40]!r}...); state it in a phrase")
+        return kept
 
     @field_validator("protocol")
     @classmethod
@@ -70,6 +91,8 @@ def describe_validation_error(error: ValidationError) -> str:
             message = (
                 f"the requirement is over {MAX_REQUIREMENT_CHARS:,} characters; shorten it to the app's essentials"
             )
+        elif item["type"] == "too_long" and where == "needs":
+            message = f"at most {MAX_NEEDS} needs; merge the minor ones or leave them to a second request"
         elif item["type"] == "literal_error":
             message = f"{item['input']!r} is not allowed; use one of {item['ctx']['expected']}"
         problems.append(f"{where}: {message}")

@@ -24,6 +24,7 @@ from .encoders import EncoderId, recorded_encoder
 from .graph import co_usage_counts, jaccard
 from .records import Api, Mashup
 from .schema import SCHEMA_VERSION, create_indexes, create_tables
+from .words import name_words
 from .sources import Loaded, load_jsonl
 
 
@@ -282,6 +283,10 @@ def _write(path: Path, apis: list[Api], mashups: list[Mashup], embedder: Embedde
         )
         db["mashup_apis"].insert_all(
             {"mashup_id": m.id, "api_id": a} for m in mashups for a in dict.fromkeys(m.api_ids)
+        )
+        db.conn.executemany(
+            "insert into items_fts (rowid, name, body) values (?, ?, ?)",
+            ((api.id, f"{api.name} {name_words(api.name)}", api.text()) for api in apis),
         )
         db["co_usage"].insert_all(
             {"api_a": x, "api_b": y, "count": n, "weight": jaccard(n, usage[x], usage[y])}

@@ -3,7 +3,10 @@
 import sqlite_utils
 
 # 2: items have a kind, a provider, a status (with its source), a link, and for MCP tools the server and tool.
-SCHEMA_VERSION = "2"
+# 3: the lexical index `items_fts` (BM25 over the name's words and the item's text, Porter-stemmed).
+SCHEMA_VERSION = "3"
+# FTS5's Porter stemmer over Unicode words, accents folded: "sending" finds "send", "café" finds "cafe".
+TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 
 def create_tables(db: sqlite_utils.Database) -> None:
@@ -47,6 +50,7 @@ def create_tables(db: sqlite_utils.Database) -> None:
         foreign_keys=[("api_a", "apis", "id"), ("api_b", "apis", "id")],
     )
     db["meta"].create({"key": str, "value": str}, pk="key")
+    db.execute(f"create virtual table items_fts using fts5(name, body, tokenize = '{TOKENIZER}')")
 
 
 def create_indexes(db: sqlite_utils.Database) -> None:
@@ -56,4 +60,3 @@ def create_indexes(db: sqlite_utils.Database) -> None:
     db["embeddings"].create_index(["text_hash", "model"])
     db["apis"].create_index(["name"])
     db["apis"].create_index(["provider"])
-    db["apis"].enable_fts(["name", "description"], create_triggers=False)

@@ -318,15 +318,26 @@ class Catalog:
         top = top[np.lexsort((top, -scores[top]))]
         return [Hit(kind=kind, id=table.ids[i], score=float(scores[i])) for i in top]
 
-    def full_text(self, query: str, limit: int = 10) -> list[Api]:
-        """APIs whose name or description match an FTS query (words are ANDed)."""
-        words = [w for w in "".join(ch if ch.isalnum() else " " for ch in query).split() if w]
-        if not words:
+    def lexical(self, terms: Iterable[str], k: int = 50, among: Iterable[int] | None = None) -> list[Hit]:
+        """Items that contain any of `terms`, ranked by BM25 (FTS5's bm25() over the name's words and the item's
+        text, Porter-stemmed), best first; `among` keeps only those ids. Scores are positive, larger is better."""
+        words = list(dict.fromkeys(t for t in terms if t))
+        if not words or k <= 0:
             return []
-        match = " ".join(f'"{w}"' for w in words)
+        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+        sql = "select rowid, -bm25(items_fts) from items_fts where items_fts match ?"
+        params: list = [match]
+        if among is not None:
+            ids = [int(i) for i in among]
+            if not ids:
+                return []
+            sql += f" and rowid in ({','.join('?' * len(ids))})"
+            params += ids
+        sql += " order by bm25(items_fts) limit ?"
+        params.append(k)
         with self._lock:
-            rows = list(self.db["apis"].search(match, limit=limit, columns=["id"]))
-        return [self._apis[row["id"]] for row in rows]
+            rows = self.db.execute(sql, params).fetchall()
+        return [Hit(kind="api", id=int(i), score=float(score)) for i, score in rows]
 
     def close(self) -> None:
         self.db.close()

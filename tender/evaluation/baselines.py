@@ -1,59 +1,94 @@
-"""Baselines under the same leave-out as the agents. Each ranks APIs by a score and picks its set size
-from the scores (keep what scores at least `ratio` of the best), so final F1 compares like with like."""
+"""Flat baselines, scored exactly like the protocols on the same parts and catalogues: each ranks the catalogue's
+items for the query (or for each need the caller states) and keeps the first k as its final set, k fitted on the
+dataset's dev part (runner.fit_cuts). What a search engineer compares a recommender with first."""
 
 from collections import defaultdict
+from collections.abc import Callable
 
 from tender.catalog import Catalog
+from tender.ranking.lexical import query_terms
+
+from .gold import Query
+
+DEPTH = 50  # how deep each ranking goes
+RRF_K = 60  # reciprocal-rank fusion's constant, as in Cormack et al. (2009); not tuned here
+
+Ranking = list[tuple[int, float]]
 
 
-def cut(scores: dict[int, float], ratio: float, limit: int = 10) -> tuple[list[int], list[int]]:
-    """(the chosen set, the full ranking) from scores."""
-    ranked = sorted(scores, key=lambda a: (-scores[a], a))[:limit]
-    if not ranked:
-        return [], []
-    top = scores[ranked[0]]
-    return [a for a in ranked if scores[a] >= ratio * top], ranked
+def bm25(catalog: Catalog, text: str) -> Ranking:
+    return [(int(h.id), h.score) for h in catalog.lexical(query_terms(text), k=DEPTH)]
 
 
-class Popularity:
-    """The most used APIs, whatever the requirement."""
-
-    name = "baseline-popularity"
-
-    def __init__(self, catalog: Catalog, ratio: float = 0.6):
-        self.scores = {a: float(n) for a, n in catalog.usage_counts().most_common(10)}
-        self.ratio = ratio
-
-    def __call__(self, query: str) -> tuple[list[int], list[int]]:
-        return cut(self.scores, self.ratio)
+def dense(catalog: Catalog, text: str) -> Ranking:
+    return [(int(h.id), h.score) for h in catalog.search(text, kind="api", k=DEPTH)]
 
 
-class EmbeddingRetrieval:
-    """APIs whose descriptions are closest to the requirement."""
-
-    name = "baseline-embedding"
-
-    def __init__(self, catalog: Catalog, ratio: float = 0.9):
-        self.catalog, self.ratio = catalog, ratio
-
-    def __call__(self, query: str) -> tuple[list[int], list[int]]:
-        return cut({h.id: h.score for h in self.catalog.search(query, kind="api", k=10)}, self.ratio)
+def fuse(*rankings: Ranking) -> Ranking:
+    """Reciprocal-rank fusion: each item scores the sum of 1 / (RRF_K + rank) over the rankings it is in."""
+    scores: dict[int, float] = defaultdict(float)
+    for ranking in rankings:
+        for rank, (item, _) in enumerate(ranking, start=1):
+            scores[item] += 1 / (RRF_K + rank)
+    return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))[:DEPTH]
 
 
-class NearestMashups:
-    """The APIs of the most similar past mashups, weighted by similarity."""
-
-    name = "baseline-knn"
-
-    def __init__(self, catalog: Catalog, k: int = 10, ratio: float = 0.5):
-        self.catalog, self.k, self.ratio = catalog, k, ratio
-
-    def __call__(self, query: str) -> tuple[list[int], list[int]]:
-        votes: dict[int, float] = defaultdict(float)
-        for hit in self.catalog.search(query, kind="mashup", k=self.k):
-            for api_id in self.catalog.get_mashup(hit.id).api_ids:
-                votes[api_id] += max(hit.score, 0.0)
-        return cut(dict(votes), self.ratio)
+def hybrid(catalog: Catalog, text: str) -> Ranking:
+    return fuse(bm25(catalog, text), dense(catalog, text))
 
 
-BASELINES = {cls.name: cls for cls in (Popularity, EmbeddingRetrieval, NearestMashups)}
+def nearest_mashups(catalog: Catalog, text: str, k: int = 10) -> Ranking:
+    """The APIs of the most similar past mashups, each weighted by the mashup's similarity."""
+    votes: dict[int, float] = defaultdict(float)
+    for hit in catalog.search(text, kind="mashup", k=k):
+        for api_id in catalog.get_mashup(int(hit.id)).api_ids:
+            votes[api_id] += max(hit.score, 0.0)
+    return sorted(votes.items(), key=lambda pair: (-pair[1], pair[0]))
+
+
+def popularity(catalog: Catalog, text: str) -> Ranking:
+    return [(a, float(n)) for a, n in catalog.usage_counts().most_common(DEPTH)]
+
+
+def interleave(rankings: list[Ranking]) -> Ranking:
+    """Each need's first, then each need's second, ...: one list, each item once (at its best place)."""
+    out: dict[int, float] = {}
+    for rank in range(max((len(r) for r in rankings), default=0)):
+        for ranking in rankings:
+            if rank < len(ranking) and ranking[rank][0] not in out:
+                out[ranking[rank][0]] = ranking[rank][1]
+    return list(out.items())
+
+
+class Baseline:
+    """A flat ranking of the whole query. `per_need`: the caller's needs ranked one by one (each need's best is
+    the final set)."""
+
+    def __init__(self, name: str, rank: Callable[[Catalog, str], Ranking], summary: str, per_need: bool = False):
+        self.name, self.rank, self.summary, self.per_need = name, rank, summary, per_need
+
+    def answer(self, catalog: Catalog, query: Query, needs: tuple[str, ...] | None, k: int) -> tuple[list, list]:
+        """(final set, ranked list)."""
+        if self.per_need:
+            lists = [self.rank(catalog, need) for need in (needs or (query.text,))]
+            ranked = [item for item, _ in interleave(lists)]
+            final = list(dict.fromkeys(r[0][0] for r in lists if r))
+            return final, ranked
+        ranked = [item for item, _ in self.rank(catalog, query.text)]
+        return ranked[:k], ranked
+
+
+BASELINES: dict[str, Baseline] = {
+    b.name: b
+    for b in (
+        Baseline("bm25", bm25, "BM25 over the items' names and texts (FTS5)"),
+        Baseline("dense", dense, "cosine similarity of the encoder's vectors"),
+        Baseline("hybrid", hybrid, "reciprocal-rank fusion of bm25 and dense"),
+        Baseline("knn", nearest_mashups, "the APIs of the 10 nearest past mashups"),
+        Baseline("popularity", popularity, "the most used APIs, whatever the query"),
+        Baseline("dense per need", dense, "dense search of each stated need alone", per_need=True),
+        Baseline("hybrid per need", hybrid, "hybrid search of each stated need alone", per_need=True),
+    )
+}
+HISTORY_ONLY = ("knn", "popularity")
+NEEDS_ONLY = ("dense per need", "hybrid per need")

@@ -1,164 +1,140 @@
-"""The evaluation's Markdown tables and figure."""
+"""The evaluation's tables: one for a run (`tender eval`), and docs/results.md for `tender eval --all`, made from the
+summary it wrote and nothing else."""
 
 from pathlib import Path
 
-PAPER = {  # Table I (P, R, F1 of the final stage) and Table II (tokens a request) of the seed paper
-    "manager-led": ((0.159, 0.298, 0.193), 12_560),
-    "contractor-led": ((0.034, 0.116, 0.049), 2_952_364),
-    "collaborative": ((0.083, 0.223, 0.114), 594_240),
-    "single-agent": ((0.137, 0.141, 0.130), 42_904),
-}
+from .datasets import DATASETS
+from .targets import TARGETS, check
 
+# Tobisawa and Murakami, Table I: final-set F1 of each protocol with gpt-oss-20b on ProgrammableWeb mashups.
+PAPER_F1 = {"manager-led": 0.193, "contractor-led": 0.049, "collaborative": 0.114, "single-agent": 0.130}
 # R2API (IEEE TSE 51(9), 2025), its README's fold 1: P@5, R@5, MAP@5, NDCG@5, R@10, NDCG@10
 R2API_FOLD_1 = (0.202, 0.709, 0.725, 0.682, 0.759, 0.701)
+R2API_COLUMNS = ("p@5", "r@5", "map@5", "ndcg@5", "r@10", "ndcg@10")
+COLUMNS = (("f1", "F1"), ("precision", "P"), ("recall", "R"), ("r@5", "R@5"), ("ndcg@5", "NDCG@5"), ("p@1", "P@1"))
 
 
-def markdown(result: dict) -> str:
-    results = result["results"]
-    lines = ["| method | stage | precision | recall | F1 | paper F1 (final) |", "|---|---|---:|---:|---:|---:|"]
-    for method, r in results.items():
-        for stage, s in r["stages"].items():
-            paper = f"{PAPER[method][0][2]:.3f}" if stage == "final" and method in PAPER else ""
-            lines.append(f"| {method} | {stage} | {s['precision']:.3f} | {s['recall']:.3f} | {s['f1']:.3f} | {paper} |")
-    lines += [
-        "",
-        "| method | avg APIs | P@1 | R@5 | NDCG@5 | NDCG@10 | tokens in/out | paper tokens | contractors | messages | p50 ms | p95 ms |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+def _fmt(value) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def summary_table(summary: dict) -> str:
+    """Every group of a run: its means, latency and errors."""
+    lines = [
+        "| dataset | part | variant | method | queries | F1 | P | R | R@5 | NDCG@5 | P@1 | items | p50 ms | errors |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for method, r in results.items():
-        k = r["ranking"]
-        paper = f"{PAPER[method][1]:,}" if method in PAPER else ""
+    for g in summary["groups"]:
+        m = g["metrics"]
+        cells = " | ".join(_fmt(m.get(k)) for k, _ in COLUMNS)
         lines.append(
-            f"| {method} | {r['avg_apis']:.2f} | {k['p@1']:.3f} | {k['r@5']:.3f} | {k['ndcg@5']:.3f} | {k['ndcg@10']:.3f} | "
-            f"{r['tokens']['input']:,}/{r['tokens']['output']:,} | {paper} | {r['contractors_contacted']:.1f} | "
-            f"{r['messages']:.1f} | {r['latency_ms']['p50']:.1f} | {r['latency_ms']['p95']:.1f} |"
+            f"| {g['dataset']} | {g['part']} | {g['variant']} | {g['method']} | {g['queries']} | {cells} | "
+            f"{m.get('size', 0):.2f} | {g['latency_ms']['p50']:.0f} | {g['errors']} |"
         )
-    bands = {m: r.get("calibration") for m, r in results.items() if r.get("calibration")}
-    if bands:  # how often a recommended API was right, by the confidence the plan gave it
-        lines += ["", "| method | confidence | APIs recommended | share right |", "|---|---|---:|---:|"]
-        lines += [
-            f"| {m} | {b['confidence']} | {b['apis']} | {b['right']:.3f} |" for m, bs in bands.items() for b in bs
-        ]
-    if result.get("config", {}).get("r2api_fold"):  # the R2API paper's metrics, beside its fold-1 figures
-        lines += ["", "| method | P@5 | R@5 | MAP@5 | NDCG@5 | R@10 | NDCG@10 |", "|---|---:|---:|---:|---:|---:|---:|"]
-        for method, r in results.items():
-            k = r["ranking"]
-            lines.append(
-                f"| {method} | {k['p@5']:.3f} | {k['r@5']:.3f} | {k.get('map@5', 0):.3f} | {k['ndcg@5']:.3f} | "
-                f"{k['r@10']:.3f} | {k['ndcg@10']:.3f} |"
-            )
-        lines.append("| R2API (paper, fold 1) | " + " | ".join(f"{v:.3f}" for v in R2API_FOLD_1) + " |")
-    llm = {
-        m: r["llm"] for m, r in results.items() if r.get("llm", {}).get("calls") or r.get("llm", {}).get("fallbacks")
-    }
-    if llm:  # only when an LLM took part: how much of each run it answered
-        lines += [
-            "",
-            "| method | LLM calls a request | of them from the cache | repairs | tidied | steps fallen back "
-            "to embedded | runs the LLM answered alone | their final F1 |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
-        ]
-        for m, v in llm.items():
-            own = v.get("llm_only", {})
-            f1 = own.get("stages", {}).get("final", {}).get("f1")
-            lines.append(
-                f"| {m} | {v['calls']:.1f} | {v['cache_hits']:.1f} | {v.get('repairs', 0):.1f} | "
-                f"{v.get('tidied', 0):.1f} | {v['fallbacks']:.1f} | {own.get('runs', 0)} | "
-                f"{'-' if f1 is None else f'{f1:.3f}'} |"
-            )
     return "\n".join(lines)
 
 
-BASELINES = ("baseline-popularity", "baseline-embedding", "baseline-knn")
+def _groups(summary: dict, dataset: str) -> dict[str, list[dict]]:
+    by_variant: dict[str, list[dict]] = {}
+    for g in summary["groups"]:
+        if g["dataset"] == dataset:
+            by_variant.setdefault(g["variant"], []).append(g)
+    return by_variant
 
 
-def plot(result: dict, path: Path) -> None:
-    """One panel: final-set F1 per method, best first, its value on each bar; the baselines in grey, the
-    seed paper's F1 for the same protocol as a black tick. With stage results (category, bidding), a second
-    figure beside `path` (name-stages.png) shows F1 per stage."""
-    import matplotlib
+def _dataset_section(summary: dict, dataset: str) -> list[str]:
+    data = DATASETS[dataset]
+    lines = [f"### {dataset}", "", f"{data.summary[0].upper()}{data.summary[1:]}.", ""]
+    suite = dataset.endswith("-suite")
+    for variant, groups in _groups(summary, dataset).items():
+        parts = sorted({g["part"] for g in groups})
+        queries = max(g["queries"] for g in groups)
+        lines += [f"**{variant}** ({'/'.join(parts)} part, {queries} queries)", ""]
+        extra = ["all covered", "clearly wrong", "abstained"] if suite else []
+        head = [name for _, name in COLUMNS] + extra + ["items", "p50 ms"]
+        lines += ["| method | " + " | ".join(head) + " |", "|---|" + "---:|" * len(head)]
+        for g in groups:
+            m = g["metrics"]
+            cells = [_fmt(m.get(k)) for k, _ in COLUMNS]
+            if suite:
+                cells += [_fmt(m.get("all_covered")), _fmt(m.get("clearly_wrong")), _fmt(m.get("abstained"))]
+            cells += [f"{m.get('size', 0):.2f}", f"{g['latency_ms']['p50']:.0f}"]
+            lines.append(f"| {g['method']} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
 
-    results = result["results"]
-    f1 = {m: r["stages"].get("final", {}).get("f1", 0.0) for m, r in results.items()}
-    methods = sorted(f1, key=lambda m: -f1[m])
-    fig, ax = plt.subplots(figsize=(9, 4.8))
-    colours = ["#9e9e9e" if m in BASELINES else "#3b6ea8" for m in methods]
-    bars = ax.bar(range(len(methods)), [f1[m] for m in methods], 0.62, color=colours)
-    ax.bar_label(bars, labels=[f"{f1[m]:.3f}" for m in methods], padding=3, fontsize=9)
-    for x, m in enumerate(methods):
-        if m in PAPER:
-            ax.hlines(PAPER[m][0][2], x - 0.36, x + 0.36, colors="black", linewidth=2.2)
-            # On the bar, just above the tick: beside it, the text would run into the next bar.
-            ax.annotate(
-                f"{PAPER[m][0][2]:.3f}",
-                (x, PAPER[m][0][2]),
-                xytext=(0, 4),
-                textcoords="offset points",
-                ha="center",
-                va="bottom",
-                fontsize=8,
-                color="white",
-                fontweight="bold",
-            )
-    ax.set_xticks(range(len(methods)), [m.replace("baseline-", "baseline:\n") for m in methods], fontsize=9)
-    ax.set_ylabel("F1 of the final API set")
-    ax.set_ylim(0, max(1.0, max(f1.values()) * 1.15))
-    ax.grid(axis="y", alpha=0.3)
-    ax.set_axisbelow(True)
-    ax.spines[["top", "right"]].set_visible(False)
-    config = result["config"]
-    ax.set_title(
-        f"Tender on {config['test_mashups']} held-out mashups (seed {config['seed']}"
-        f"{', API names masked' if config['mask_api_names'] else ''}), best first",
-        fontsize=11,
-    )
-    legend = [
-        Patch(color="#3b6ea8", label="Tender protocol"),
-        Patch(color="#9e9e9e", label="baseline"),
-        Line2D([], [], color="black", linewidth=2.2, label="paper (Tobisawa & Murakami), same protocol"),
+def _r2api_section(summary: dict) -> list[str]:
+    lines = [
+        "### r2api",
+        "",
+        "The R2API paper's ten folds (each fold's mashups hidden from the catalogue; nothing fitted on them), "
+        "ranking metrics as R2API's metric.py computes them, beside the only fold the paper reports (fold 1).",
+        "",
     ]
-    # Above the plot area, so that it never covers a bar.
-    ax.legend(handles=legend, loc="lower center", bbox_to_anchor=(0.5, 1.08), ncol=3, frameon=False, fontsize=9)
-    fig.tight_layout()
+    for variant, groups in _groups(summary, "r2api").items():
+        lines += [f"**{variant}**", "", "| method | fold | " + " | ".join(c.upper() for c in R2API_COLUMNS) + " | F1 |"]
+        lines.append("|---|---|" + "---:|" * (len(R2API_COLUMNS) + 1))
+        for g in sorted(groups, key=lambda g: (g["method"], int(g["part"].split("-")[1]))):
+            m = g["metrics"]
+            lines.append(
+                f"| {g['method']} | {g['part']} | "
+                + " | ".join(_fmt(m.get(c)) for c in R2API_COLUMNS)
+                + f" | {_fmt(m.get('f1'))} |"
+            )
+        lines.append("| R2API (paper) | fold-1 | " + " | ".join(f"{v:.3f}" for v in R2API_FOLD_1) + " | – |")
+        lines.append("")
+    return lines
+
+
+def _reliability(summary: dict) -> list[str]:
+    lines = [
+        "## How far a score can be taken at its word",
+        "",
+        "For the default protocol, the items of the final sets by the score the plan gave them, and the share of "
+        "them that were right (a score reads as a probability where the two are near).",
+        "",
+        "| dataset | variant | score | items | right |",
+        "|---|---|---|---:|---:|",
+    ]
+    for g in summary["groups"]:
+        if g["method"] != "manager-led" or g["dataset"] == "r2api":
+            continue
+        for band in g["reliability"]:
+            lines.append(
+                f"| {g['dataset']} | {g['variant']} | {band['band']} | {band['items']} | {band['right']:.3f} |"
+            )
+    return lines + [""]
+
+
+def _targets(summary: dict) -> list[str]:
+    lines = ["## Targets", "", "| target | measured | met |", "|---|---|---|"]
+    for target in TARGETS:
+        measured, met = check(target, summary)
+        lines.append(f"| {target.text} | {measured} | {'yes' if met else 'no' if met is False else '–'} |")
+    return lines + [""]
+
+
+def write_results(summary: dict, path: Path) -> None:
+    stamp = summary["stamp"]
+    lines = [
+        "# Results",
+        "",
+        f"Made by `tender eval --all` (`make eval`) on {stamp['date']} at commit {stamp['commit'] or '?'}, in "
+        f"{stamp['seconds'] / 60:.1f} minutes on 2 cores, with {stamp['encoder']} and no LLM. Every figure is from "
+        "a test part (tender/evaluation/splits): nothing was fitted or chosen on it. Each table puts the flat "
+        "baselines beside the protocols, scored the same way on the same queries; a baseline keeps its first k "
+        "items, k fitted on the dataset's dev part. Metrics: docs/evaluation.md.",
+        "",
+        *_targets(summary),
+        "## Datasets",
+        "",
+    ]
+    for name in DATASETS:
+        if name == "r2api":
+            lines += _r2api_section(summary)
+        elif any(g["dataset"] == name for g in summary["groups"]):
+            lines += _dataset_section(summary, name)
+    lines += _reliability(summary)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    staged = [m for m in methods if len(results[m]["stages"]) > 1]
-    if staged:
-        _plot_stages(result, staged, Path(path).with_name(Path(path).stem + "-stages.png"))
-
-
-def _plot_stages(result: dict, methods: list[str], path: Path) -> None:
-    """F1 at each stage (all APIs of the mapped categories, all proposed, final) for the protocols."""
-    import matplotlib.pyplot as plt
-
-    results = result["results"]
-    stages = ("category", "bidding", "final")
-    fig, ax = plt.subplots(figsize=(8, 4.4))
-    width = 0.26
-    for i, stage in enumerate(stages):
-        values = [results[m]["stages"].get(stage, {}).get("f1", 0.0) for m in methods]
-        bars = ax.bar(
-            [x + (i - 1) * width for x in range(len(methods))],
-            values,
-            width,
-            label=stage,
-            color=("#c7d9ee", "#7fa6d3", "#3b6ea8")[i],
-        )
-        ax.bar_label(bars, labels=[f"{v:.2f}" for v in values], padding=2, fontsize=8)
-    ax.set_xticks(range(len(methods)), methods)
-    ax.set_ylabel("F1")
-    ax.set_ylim(0, 1.0)
-    ax.grid(axis="y", alpha=0.3)
-    ax.set_axisbelow(True)
-    ax.spines[["top", "right"]].set_visible(False)
-    ax.set_title("F1 at each stage: mapped categories, bids, final set", fontsize=11)
-    ax.legend(title="stage", loc="lower center", bbox_to_anchor=(0.5, 1.1), ncol=3, frameon=False, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    Path(path).write_text("\n".join(lines))

@@ -1,11 +1,15 @@
-"""`tender eval`: quality and cost of every protocol and baseline on held-out mashups.
+"""`tender eval`: run methods (the protocols and the flat baselines) on a dataset's part, one JSON line per query
+and method, and their means.
 
-Test mashups are left out of the catalogue the agents use (contractor histories, co-usage graph,
-neighbour search) for the whole of their split; the runner checks that before it starts."""
+The hidden mashups of a part (dev and test mashups, a fold's mashups) are left out of the catalogue the agents and
+the baselines use: no contractor history, co-usage weight or neighbour search sees them; the runner checks that
+before it starts."""
 
+import json
+import random
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm import tqdm
@@ -13,305 +17,233 @@ from tqdm import tqdm
 from tender.agents.context import RunContext
 from tender.agents.protocols import PROTOCOLS
 from tender.agents.request import InvalidRequest, Request
-from tender.agents.service import Tender
-from tender.agents.text import mask_names
-from tender.catalog import Catalog, Mashup, TenderError, read_jsonl
-from tender.catalog.encoders import STOCK_NAME
-from tender.errors import DataMissing
+from tender.catalog import Catalog
 
-from .baselines import BASELINES
-from .metrics import average_precision_at, mean, ndcg_at, percentile, precision_at, prf, recall_at
-from .split import encoder_ids, sample_ids, validation_pool
-from .split import folds as make_folds
+from .baselines import BASELINES, HISTORY_ONLY, NEEDS_ONLY
+from .catalogues import Catalogues
+from .datasets import Dataset, Variant
+from .gold import Answer, Query, mean, metrics, percentile
 
-METHODS = (*PROTOCOLS, *BASELINES)
-KS = (1, 3, 5, 10)
-STAGES = ("category", "bidding", "final")
+CUTS = range(1, 6)  # the set sizes a baseline's cut is chosen among, on the dev part
+CALIBRATION_BINS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
 class LeakError(AssertionError):
     pass
 
 
-class NothingToValidate(TenderError):
-    pass
-
-
 @dataclass
-class EvalConfig:
-    db: Path
-    methods: list[str] = field(default_factory=lambda: list(METHODS))
-    sample: int = 100
+class Job:
+    """One dataset part in one variant, with the methods to run on it."""
+
+    dataset: Dataset
+    part: str
+    variant: Variant
+    methods: list[str]
+    sample: int | None = None
     seed: int = 0
-    folds: int | None = None
-    mashups_path: Path | None = None
-    mask_api_names: bool = False
-    validation: bool = False  # draw the sample outside the reported seed-0 sample and the tuning sample
-    organisation: str = "api"
-    top_n: int = 12
-    backend: str = "offline"
-    # Hide every API's usage history from the agents (a cold-start catalogue): all mashups are left out.
-    no_history: bool = False
-    # An external requests file split in two fixed halves by id parity: "tune" (even) to decide on, "report" (odd).
-    half: str | None = None
-    # The R2API paper's test fold k (r2api_folds/fold_k.txt beside the mashups), left out of everything.
-    r2api_fold: int | None = None
-    folds_dir: Path | None = None
+    cuts: dict[str, int] = field(default_factory=dict)  # baseline -> k
 
-    def public(self) -> dict:
-        data = asdict(self)
-        return {k: str(v) if isinstance(v, Path) else v for k, v in data.items()}
+    @property
+    def key(self) -> str:
+        return f"{self.dataset.name} | {self.part} | {self.variant.name}"
 
 
-@dataclass
-class Observation:
-    stages: dict[str, list[int]]
-    ranked: list[int]
-    truth: list[int]
-    latency_ms: float
-    tokens: tuple[int, int] = (0, 0)
-    contractors: int = 0
-    messages: int = 0
-    # LLM calls answered by the endpoint, replayed from the cache, and steps handed to the embedded reasoner
-    llm: tuple[int, int, int] = (0, 0, 0)
-    error: str | None = None
-    mashup_id: int | None = None
-    # (input, output) tokens per reasoning step ('manager.decompose', 'contractor.bid', 'repairs', ...)
-    tokens_by_step: dict[str, tuple[int, int]] = field(default_factory=dict)
-    tokens_from_cache: tuple[int, int] = (0, 0)
-    repairs: int = 0
-    tidied: int = 0
-    fallback_notes: list[str] = field(default_factory=list)  # why steps fell back, in the run's own words
-    # (confidence, right) of each API in the final set: how far a plan's confidence can be taken at its word
-    confidences: list[tuple[float, bool]] = field(default_factory=list)
+def methods_for(dataset: Dataset, variant: Variant, wanted: Iterable[str] | None = None) -> list[str]:
+    """The protocols and the baselines that apply: history baselines where there is history, per-need baselines
+    where the caller states needs."""
+    history = dataset.has_history and variant.history
+    names = [
+        *PROTOCOLS,
+        *(
+            b
+            for b in BASELINES
+            if (b not in HISTORY_ONLY or history) and (b not in NEEDS_ONLY or variant.needs is not None)
+        ),
+    ]
+    if wanted is not None:
+        wanted = list(wanted)
+        names = [m for m in names if m in wanted]
+    return names
 
 
-def splits(config: EvalConfig, full: Catalog) -> list[tuple[list[int], list[Mashup]]]:
-    """(left-out ids, test mashups) per split."""
-    if config.mashups_path:
-        requests = read_jsonl(config.mashups_path, Mashup)
-        if config.half:
-            requests = [m for m in requests if m.id % 2 == (0 if config.half == "tune" else 1)]
-        return [([], requests)]
-    ids = [m.id for m in full.mashups()]
-    if config.r2api_fold:
-        test = r2api_fold(config.folds_dir, config.r2api_fold)
-        return [(test, [full.get_mashup(i) for i in test])]
-    if config.folds:
-        return [(fold, [full.get_mashup(i) for i in fold]) for fold in make_folds(ids, config.folds, config.seed)]
-    if config.validation:
-        pool = validation_pool(ids)
-        if not pool:
-            raise NothingToValidate(
-                f"no mashups outside the reported and the tuning samples to validate on (the catalogue "
-                f"has {len(ids)}); use a sample without --validation"
-            )
-        ids = pool
-    test = sample_ids(ids, config.sample, config.seed)
-    return [(test, [full.get_mashup(i) for i in test])]
+def draw(queries: list[Query], sample: int | None, seed: int) -> list[Query]:
+    """`sample` queries drawn without replacement (the same seed always draws the same ones); all without."""
+    if sample is None or sample >= len(queries):
+        return queries
+    return sorted(random.Random(seed).sample(queries, sample), key=lambda q: queries.index(q))
 
 
-def evaluate(
-    config: EvalConfig,
-    open_catalog: Callable[[list[int]], Catalog],
-    make_tender: Callable[[Catalog], Tender],
-    progress: bool = True,
-) -> dict:
-    full = open_catalog([])
-    names = [a.name for a in full.apis()]
-    observations: dict[str, list[Observation]] = {m: [] for m in config.methods}
-    parts = splits(config, full)
-    total = sum(len(test) for _, test in parts) * len(config.methods)
-    bar = tqdm(total=total, desc="evaluating", unit="run", disable=not progress)
-    everything = [m.id for m in full.mashups()]
-    for left_out, test in parts:
-        catalog = open_catalog(everything if config.no_history else left_out)
-        leaked = set(left_out) & (
-            {m.id for m in catalog.mashups()}
-            | set(catalog.vectors("mashup").ids)
-            | {m for a in catalog.api_ids() for m in (x.id for x in catalog.usage_history(a))}
-        )
-        if leaked:
-            raise LeakError(f"test mashups {sorted(leaked)[:5]} are visible to the agents")
-        tender = make_tender(catalog) if any(m in PROTOCOLS for m in config.methods) else None
-        if tender is not None:
-            tender.warm_up()
-        baselines = {m: BASELINES[m](catalog) for m in config.methods if m in BASELINES}
-        for mashup in test:
-            query = mask_names(mashup.description, names) if config.mask_api_names else mashup.description
-            for method in config.methods:
-                bar.set_postfix_str(method)
-                observations[method].append(_observe(method, query, mashup, tender, baselines.get(method), config))
-                bar.update()
-    bar.close()
-    return {
-        "config": config.public()
-        | {
-            "test_mashups": sum(len(t) for _, t in parts),
-            "model": full.model_name,
-            "leave_out_checked": True,
-            # an external file's ids are its own, not the catalogue's
-            "seen_by_encoder": 0 if config.mashups_path else len(seen_by_encoder(full, parts)),
-        },
-        "results": {m: summarise(m, obs) for m, obs in observations.items()},
-    }
+def check_leave_out(catalog: Catalog, hidden: Iterable[int]) -> None:
+    hidden = set(hidden)
+    if not hidden:
+        return
+    visible = (
+        {m.id for m in catalog.mashups()}
+        | set(catalog.vectors("mashup").ids)
+        | {m.id for a in catalog.api_ids() for m in catalog.usage_history(a)}
+    )
+    leaked = hidden & visible
+    if leaked:
+        raise LeakError(f"hidden mashups {sorted(leaked)[:5]} are visible to the agents")
 
 
-def r2api_fold(folder: Path | None, k: int) -> list[int]:
-    """The test mashups of the R2API paper's fold k: the first number of each line of fold_k.txt."""
-    folder = Path(folder or "r2api_folds")
-    path = folder / f"fold_{k}.txt"
-    if not path.is_file():  # the folds come with the ProgrammableWeb data, in r2api_folds/
-        raise DataMissing(folder.parent, f"{folder.name}/{path.name}")
-    return [int(line.split()[0]) for line in path.read_text().splitlines() if line.strip()]
+def needs_of(query: Query, variant: Variant) -> tuple[str, ...] | None:
+    """The needs the caller states in this variant: the assistant's (written blind), or the judged functions'."""
+    if variant.needs == "assistant":
+        return query.needs
+    if variant.needs == "gold":
+        return tuple(f.need for f in query.functions) or None
+    return None
 
 
-def seen_by_encoder(full: Catalog, parts) -> set[int]:
-    """Test mashups a tuned encoder may have learned from (their scores are optimistic): none for the reported
-    and validation samples, many for --folds or another seed. Tender's own (the shipped tender-minilm and any
-    `tender train encoder` output) learn from the encoder split; any encoder but the stock one is assumed to."""
-    if full.model_name == STOCK_NAME or full.model_name.startswith("hashing"):
-        return set()
-    return {m.id for _, test in parts for m in test} & set(encoder_ids([m.id for m in full.mashups()]))
-
-
-def _observe(method, query, mashup, tender, baseline, config) -> Observation:
-    truth = list(dict.fromkeys(mashup.api_ids))
+def protocol_answer(tender, method: str, query: Query, needs: tuple[str, ...] | None, top_n: int | None) -> Answer:
     started = time.perf_counter()
-    if baseline is not None:
-        final, ranked = baseline(query)
-        return Observation(
-            stages={"final": final}, ranked=ranked, truth=truth, latency_ms=(time.perf_counter() - started) * 1000
-        )
     try:
-        request = Request.create(
-            query or mashup.name, protocol=method, organisation=config.organisation, top_n=config.top_n
-        )
+        request = Request.create(query.text, protocol=method, needs=list(needs) if needs else None, top_n=top_n)
         plan = tender.recommend(request, RunContext()).plan
     except InvalidRequest as error:  # e.g. a description that masking left empty
-        return Observation(stages={s: [] for s in STAGES}, ranked=[], truth=truth, latency_ms=0.0, error=str(error))
-    score = {api.api_id: api.score for api in plan.apis}  # bids of APIs not in the plan's list count 0
-    bids = sorted(plan.stages.bidding, key=lambda a: -score.get(a, 0.0))
-    ranked = list(dict.fromkeys([*plan.stages.final, *bids]))
-    stages = plan.stages.model_dump() if PROTOCOLS[method].contract_net else {"final": plan.stages.final}
-    return Observation(
-        stages=stages,
+        return Answer(error=str(error), latency_ms=(time.perf_counter() - started) * 1000)
+    scores = {a.api_id: a.score for a in plan.apis}
+    ranked = list(dict.fromkeys([*plan.stages.final, *plan.stages.bidding]))
+    return Answer(
+        functions=[s.function for s in plan.steps],
+        final=list(plan.stages.final),
         ranked=ranked,
-        truth=truth,
+        steps=[(s.function, [a.api_id for a in s.awarded]) for s in plan.steps],
+        scores=scores,
+        verdict=plan.verdict,
         latency_ms=plan.latency_ms,
-        tokens=(plan.cost.tokens.input, plan.cost.tokens.output),
-        contractors=plan.cost.contractors_contacted,
-        messages=plan.cost.messages,
-        llm=(plan.cost.llm_calls, plan.cost.cache_hits, plan.cost.fallbacks),
-        mashup_id=mashup.id,
-        tokens_by_step={k: (v.input, v.output) for k, v in plan.cost.tokens_by_step.items()},
-        tokens_from_cache=(plan.cost.tokens_from_cache.input, plan.cost.tokens_from_cache.output),
-        repairs=plan.cost.repairs,
-        tidied=plan.cost.tidied,
-        fallback_notes=[
-            n
-            for n in plan.notes
-            if "reasoner answered this step" in n or n.startswith(("Token budget of", "The LLM endpoint failed"))
-        ],
-        confidences=[(score.get(a, 0.0), a in truth) for a in plan.stages.final],
+        notes=plan.notes,
     )
 
 
-CONFIDENCE_BINS = (0.0, 0.1, 0.3, 0.5, 0.7, 1.0)
+def record(job: Job, method: str, query: Query, answer: Answer, needs: tuple[str, ...] | None) -> dict:
+    scored = query.model_copy(update={"needs": needs})
+    gold = query.gold_items
+    return {
+        "dataset": job.dataset.name,
+        "part": job.part,
+        "variant": job.variant.name,
+        "method": method,
+        "id": query.id,
+        "query": query.text,
+        "needs": list(needs) if needs else None,
+        "functions": answer.functions,
+        "final": answer.final,
+        "ranked": answer.ranked[:20],
+        "gold": [sorted(f.acceptable) for f in query.functions],
+        "expect_nothing": query.expect_nothing,
+        "metrics": metrics(scored, answer),
+        # (score, right) of each item of the final set: how far a plan's confidence can be taken at its word
+        "confidences": [[answer.scores[a], a in gold] for a in answer.final if a in answer.scores],
+        "verdict": answer.verdict,
+        "latency_ms": round(answer.latency_ms, 2),
+        "error": answer.error,
+    }
 
 
-def calibration(confidences: list[tuple[float, bool]]) -> list[dict]:
-    """Per band of confidence, how many recommended APIs fell in it and how many of them were right: a
-    calibrated band's share right is near its confidence."""
+def run_job(
+    job: Job,
+    catalogues: Catalogues,
+    make_tender: Callable[[Catalog], object],
+    top_n: int | None = None,
+    progress: bool = True,
+) -> list[dict]:
+    """Every method on every (drawn) query of the job: the records, one a query and method."""
+    data = job.dataset
+    hidden = data.hidden(catalogues.paths, job.part)
+    catalog = catalogues.open(data.catalogue, hidden, history=job.variant.history)
+    try:
+        check_leave_out(catalog, hidden if job.variant.history else [])
+        queries = draw(data.queries(catalogues.paths, job.part, catalog, job.variant), job.sample, job.seed)
+        tender = make_tender(catalog) if any(m in PROTOCOLS for m in job.methods) else None
+        if tender is not None:
+            tender.warm_up()  # type: ignore[attr-defined]
+        out = []
+        bar = tqdm(total=len(queries) * len(job.methods), desc=job.key, unit="run", disable=not progress)
+        for query in queries:
+            needs = needs_of(query, job.variant)
+            if job.variant.needs and not needs:
+                bar.update(len(job.methods))
+                continue  # no needs written for this query: it is not part of this variant
+            for method in job.methods:
+                if method in PROTOCOLS:
+                    answer = protocol_answer(tender, method, query, needs, top_n)
+                else:
+                    started = time.perf_counter()
+                    final, ranked = BASELINES[method].answer(catalog, query, needs, job.cuts.get(method, 2))
+                    answer = Answer(final=final, ranked=ranked, latency_ms=(time.perf_counter() - started) * 1000)
+                out.append(record(job, method, query, answer, needs))
+                bar.update()
+        bar.close()
+        return out
+    finally:
+        catalog.close()
+
+
+def fit_cuts(records: list[dict]) -> dict[str, int]:
+    """For each whole-query baseline, the set size k (1..5) of the best mean F1 over these (dev) records."""
+    from .gold import GoldFunction, prf
+
+    cuts = {}
+    for method in {r["method"] for r in records if r["method"] in BASELINES and r["method"] not in NEEDS_ONLY}:
+        rows = [r for r in records if r["method"] == method and not r["expect_nothing"]]
+        queries = [
+            Query(id=r["id"], text="", functions=tuple(GoldFunction(acceptable=frozenset(g)) for g in r["gold"]))
+            for r in rows
+        ]
+        cuts[method] = max(CUTS, key=lambda k: (mean(prf(r["ranked"][:k], q)[2] for r, q in zip(rows, queries)), -k))
+    return cuts
+
+
+def summarise(records: list[dict]) -> dict:
+    """Means per (dataset, part, variant, method), with latency percentiles and a reliability table."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in records:
+        groups.setdefault((r["dataset"], r["part"], r["variant"], r["method"]), []).append(r)
+    out = []
+    for (dataset, part, variant, method), rows in groups.items():
+        scored = [r for r in rows if not r["expect_nothing"]]
+        names = sorted({k for r in scored for k in r["metrics"]})
+        means = {k: round(mean(r["metrics"][k] for r in scored if k in r["metrics"]), 4) for k in names}
+        nothing = [r for r in rows if r["expect_nothing"]]
+        if nothing:
+            means["abstained"] = round(mean(r["metrics"]["abstained"] for r in nothing), 4)
+        latencies = [r["latency_ms"] for r in rows if r["error"] is None]
+        out.append(
+            {
+                "dataset": dataset,
+                "part": part,
+                "variant": variant,
+                "method": method,
+                "queries": len(rows),
+                "metrics": means,
+                "latency_ms": {"p50": round(percentile(latencies, 50), 1), "p95": round(percentile(latencies, 95), 1)},
+                "errors": sum(r["error"] is not None for r in rows),
+                "reliability": reliability([c for r in rows for c in r.get("confidences", [])]),
+            }
+        )
+    return {"groups": out}
+
+
+def reliability(confidences: list) -> list[dict]:
+    """Per band of score, how many final-set items fell in it and the share of them that were right: where a
+    score reads as a probability, the share is near the band."""
     bands = []
-    for low, high in zip(CONFIDENCE_BINS, CONFIDENCE_BINS[1:]):
-        inside = [right for c, right in confidences if low <= c < high or (high == 1.0 and c == 1.0)]
+    for low, high in zip(CALIBRATION_BINS, CALIBRATION_BINS[1:]):
+        inside = [bool(right) for score, right in confidences if low <= score < high or (high == 1.0 and score == 1.0)]
         if inside:
-            bands.append(
-                {
-                    "confidence": f"{low:.1f}-{high:.1f}",
-                    "apis": len(inside),
-                    "right": round(sum(inside) / len(inside), 3),
-                }
-            )
+            bands.append({"band": f"{low:.1f}-{high:.1f}", "items": len(inside), "right": round(mean(inside), 3)})
     return bands
 
 
-def summarise(method: str, observations: list[Observation]) -> dict:
-    stages = {}
-    for stage in STAGES:
-        if not all(stage in o.stages for o in observations):
-            continue
-        scores = [prf(o.stages[stage], o.truth) for o in observations]
-        stages[stage] = {
-            "precision": mean(s[0] for s in scores),
-            "recall": mean(s[1] for s in scores),
-            "f1": mean(s[2] for s in scores),
-        }
-    ranking = {}
-    for k in KS:
-        ranking[f"p@{k}"] = mean(precision_at(o.ranked, o.truth, k) for o in observations)
-        ranking[f"r@{k}"] = mean(recall_at(o.ranked, o.truth, k) for o in observations)
-        ranking[f"ndcg@{k}"] = mean(ndcg_at(o.ranked, o.truth, k) for o in observations)
-        ranking[f"map@{k}"] = mean(average_precision_at(o.ranked, o.truth, k) for o in observations)
-    latencies = [o.latency_ms for o in observations if o.error is None]
-    summary: dict = {
-        "stages": stages,
-        "ranking": ranking,
-        "avg_apis": mean(len(o.stages["final"]) for o in observations),
-        "tokens": {
-            "input": round(mean(o.tokens[0] for o in observations)),
-            "output": round(mean(o.tokens[1] for o in observations)),
-        },
-        "contractors_contacted": mean(o.contractors for o in observations),
-        "messages": mean(o.messages for o in observations),
-        "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
-        "errors": sum(o.error is not None for o in observations),
-        "calibration": calibration([c for o in observations for c in o.confidences]),
-        "llm": {
-            name: mean(o.llm[i] for o in observations) for i, name in enumerate(("calls", "cache_hits", "fallbacks"))
-        },
-    }
-    if any(o.llm[0] or o.llm[2] for o in observations):
-        summary["llm"] |= llm_summary(observations, stages)
-    return summary
+def write_records(records: list[dict], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        for r in records:
+            out.write(json.dumps(r, ensure_ascii=False) + "\n")
 
 
-def llm_summary(observations: list[Observation], stages: dict) -> dict:
-    """Where an LLM took part: its tokens per step (means a request), the repairs and tidied answers, and the
-    runs it answered on its own (no step fell back) apart, with their scores, so that the model's accuracy is
-    never mixed silently with the fallback's."""
-    steps = sorted({k for o in observations for k in o.tokens_by_step})
-    own = [o for o in observations if o.error is None and o.llm[2] == 0]
-    scores = {stage: [prf(o.stages[stage], o.truth) for o in own] for stage in stages}
-    return {
-        "repairs": mean(o.repairs for o in observations),
-        "tidied": mean(o.tidied for o in observations),
-        "tokens_by_step": {
-            k: {
-                "input": round(mean(o.tokens_by_step.get(k, (0, 0))[0] for o in observations)),
-                "output": round(mean(o.tokens_by_step.get(k, (0, 0))[1] for o in observations)),
-            }
-            for k in steps
-        },
-        "tokens_from_cache": {
-            "input": round(mean(o.tokens_from_cache[0] for o in observations)),
-            "output": round(mean(o.tokens_from_cache[1] for o in observations)),
-        },
-        "runs_with_fallbacks": [o.mashup_id for o in observations if o.llm[2]],
-        "fallback_notes": {str(o.mashup_id): o.fallback_notes for o in observations if o.fallback_notes},
-        "llm_only": {
-            "runs": len(own),
-            "mashups": [o.mashup_id for o in own],
-            "stages": {
-                stage: {
-                    "precision": mean(s[0] for s in v),
-                    "recall": mean(s[1] for s in v),
-                    "f1": mean(s[2] for s in v),
-                }
-                for stage, v in scores.items()
-            }
-            if own
-            else {},
-        },
-    }
+def read_records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -44,8 +44,8 @@ from tender.agents.lexicon import terms as words
 from tender.agents.text import clauses, mask_names
 from tender.catalog import Catalog
 
+from tender.evaluation.datasets import Paths, fold_ids
 from tender.evaluation.metrics import mean, prf
-from tender.evaluation.runner import r2api_fold
 from tender.evaluation.split import REPORT_SAMPLE, REPORT_SEED, TUNING_SAMPLE, TUNING_SEED, sample_ids, tuning_ids
 
 
@@ -166,7 +166,7 @@ def collect_features(tender: Tender, queries, shortlist: int = 30, hide_history_
         announced = manager.neighbourhoods(text)
         around = None if hidden else announced["neighbourhood"]
         by_clause = [] if hidden else clause_vectors(tender.encoder, text, announced["clause_neighbourhoods"])
-        functions = manager.decompose(text, RunContext())
+        functions = manager.decompose(Request.create(text), RunContext())
         f_vectors = tender.encoder.embed([f.description for f in functions], context=text)
         f_terms = [words(f.description) for f in functions]
         f_asked = [common_terms(f.description) for f in functions]
@@ -290,7 +290,9 @@ def main(argv=None):
     settings = Settings.from_env()
     embedder = settings.embedder(catalog=args.db)
     full = Catalog(args.db)
-    held_out = r2api_fold(settings.data_dir / "r2api_folds", args.exclude_r2api_fold) if args.exclude_r2api_fold else []
+    held_out = (
+        fold_ids(Paths(settings.data_dir.parent), f"fold-{args.exclude_r2api_fold}") if args.exclude_r2api_fold else []
+    )
     ids, reported, queries = tuning_queries(
         full, args.sample, args.seed, args.report_seed, args.report_sample, held_out
     )

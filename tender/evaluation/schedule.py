@@ -1,0 +1,121 @@
+"""What `tender eval --all` runs: every dataset in every variant on its test part, the protocols and the baselines
+that apply, after fitting the baselines' cuts on the dev parts; then docs/results.md from what it wrote.
+`--quick` runs a sample of each part, for day-to-day work (its figures are not the reported ones)."""
+
+import json
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from tender.agents.protocols import PROTOCOLS
+from tender.catalog import Catalog
+
+from .baselines import BASELINES, NEEDS_ONLY
+from .catalogues import Catalogues
+from .datasets import DATASETS, FOLDS, Variant
+from .runner import Job, fit_cuts, methods_for, run_job, summarise, write_records
+
+MAIN = "manager-led"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One dataset in one variant: the parts and the protocols to run (baselines always run)."""
+
+    dataset: str
+    variant: Variant
+    protocols: tuple[str, ...]
+    parts: tuple[str, ...] = ("test",)
+    sample: int | None = None
+
+
+def plans(quick: bool = False) -> list[Plan]:
+    every = tuple(PROTOCOLS)
+    out = []
+    for name, data in DATASETS.items():
+        for variant in data.variants:
+            protocols = every
+            parts: tuple[str, ...] = ("test",)
+            sample = None
+            if name == "r2api":
+                protocols, parts = (MAIN,), FOLDS
+            elif name == "metatool-single":
+                protocols = (MAIN,)
+            if quick:
+                sample = 60
+                parts = parts[:1]
+                if name in ("r2api", "metatool-single"):
+                    sample = 100
+            out.append(Plan(name, variant, protocols, parts, sample))
+    return out
+
+
+def commit() -> str:
+    """The checked-out commit, with '+' where the tree has changes; '' outside a git checkout."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return head.stdout.strip() + ("+" if dirty.stdout.strip() else "")
+
+
+def run_all(
+    catalogues: Catalogues,
+    make_tender: Callable[[Catalog], object],
+    out: Path,
+    quick: bool = False,
+    only: set[str] | None = None,
+    progress: bool = True,
+    say: Callable[[str], None] = print,
+) -> dict:
+    """Run every plan, writing out/records/*.jsonl and out/summary.json; returns the summary."""
+    started = time.perf_counter()
+    records_all: list[dict] = []
+    cuts_all: dict[str, dict[str, int]] = {}
+    for plan in plans(quick):
+        if only and plan.dataset not in only:
+            continue
+        data = DATASETS[plan.dataset]
+        baselines = [m for m in methods_for(data, plan.variant) if m in BASELINES]
+        cuts = _cuts(plan, catalogues, make_tender, baselines, cuts_all, progress)
+        methods = [*plan.protocols, *baselines]
+        for part in plan.parts:
+            job = Job(data, part, plan.variant, methods, sample=plan.sample, cuts=cuts)
+            began = time.perf_counter()
+            records = run_job(job, catalogues, make_tender, progress=progress)
+            say(f"{job.key}: {len(records)} runs in {time.perf_counter() - began:.0f} s")
+            write_records(records, out / "records" / f"{_slug(job.key)}.jsonl")
+            records_all += records
+    summary = summarise(records_all)
+    summary["cuts"] = cuts_all
+    summary["stamp"] = {
+        "date": date.today().isoformat(),
+        "commit": commit(),
+        "quick": quick,
+        "seconds": round(time.perf_counter() - started),
+        "encoder": catalogues.settings.embedding_model or "all-MiniLM-L6-v2",
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    return summary
+
+
+def _cuts(plan, catalogues, make_tender, baselines, cuts_all, progress) -> dict[str, int]:
+    """The baselines' set sizes, fitted on the dataset's dev part in this variant (R2API's folds: on
+    ProgrammableWeb's dev part, as written or masked alike)."""
+    whole = [b for b in baselines if b not in NEEDS_ONLY]
+    source = "programmableweb" if plan.dataset == "r2api" else plan.dataset
+    key = f"{source} | {plan.variant.name}"
+    if key not in cuts_all and whole:
+        data = DATASETS[source]
+        variant = plan.variant if plan.variant in data.variants else data.variants[0]
+        job = Job(data, "dev", variant, whole, sample=300 if not plan.sample else plan.sample, seed=1)
+        cuts_all[key] = fit_cuts(run_job(job, catalogues, make_tender, progress=progress))
+    return cuts_all.get(key, {})
+
+
+def _slug(text: str) -> str:
+    return "-".join("".join(ch if ch.isalnum() else " " for ch in text.lower()).split())
