@@ -433,10 +433,12 @@ def make_tender(settings: Settings, catalog, backends: dict):
         backends.get("contractor_backend", "offline"),
     )
     from tender.agents.reasoners.factory import build_reasoners, llm_settings
+    from tender.agents.service import ranking_model
 
+    scorer = ranking_model(settings.ranking_model_path, catalog.embedder)
     if manager_backend == contractor_backend == "offline":
-        manager, contractors = build_reasoners(catalog.embedder, bid_model=settings.bid_model_path)
-        return Tender(catalog, manager=manager, contractors=contractors)
+        manager, contractors = build_reasoners()
+        return Tender(catalog, manager=manager, contractors=contractors, scorer=scorer)
 
     llm = llm_settings(
         settings,
@@ -448,10 +450,8 @@ def make_tender(settings: Settings, catalog, backends: dict):
         use_cache=False if backends.get("no_cache") else None,
         max_tokens_per_request=backends.get("max_tokens_per_request"),
     )
-    manager, contractors = build_reasoners(
-        catalog.embedder, manager_backend, contractor_backend, llm, settings.bid_model_path
-    )
-    return Tender(catalog, manager=manager, contractors=contractors)
+    manager, contractors = build_reasoners(manager_backend, contractor_backend, llm)
+    return Tender(catalog, manager=manager, contractors=contractors, scorer=scorer)
 
 
 def _backends(kwargs: dict) -> dict:
@@ -954,14 +954,14 @@ def train_encoder(settings: Settings, out, epochs, learning_rate, rank, quiet):
     )
 
 
-@train.command("bids", context_settings={"ignore_unknown_options": True})
+@train.command("ranker", context_settings={"ignore_unknown_options": True})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-@click.pass_obj
-def train_bids(settings: Settings, args):
-    """Refit the contractors' bid model on the tuning mashups (options: --write, --sample, --seed; see --help)."""
-    from tender.training.tune import main as tune_main
+def train_ranker(args):
+    """Refit the ranking model on the training parts (about 10 minutes; options: --out FILE, --metatool N,
+    --mashups N, --seed S; see --help). Use a model written elsewhere with TENDER_RANKING_MODEL=FILE."""
+    from tender.training.ranker import main as ranker_main
 
-    tune_main(["--db", str(settings.catalog_path), *args])
+    ranker_main(list(args))
 
 
 @main.command("serve")

@@ -48,7 +48,7 @@ class Settings:
     llm_cache: bool = True  # TENDER_LLM_CACHE=off: ask the endpoint every time
     deadline_s: float | None = None  # TENDER_DEADLINE: seconds a request's LLM steps may take; None: no deadline
     http_token: str | None = None
-    bid_model_path: Path | None = None  # TENDER_BID_MODEL: a bid model refitted with `tender train bids --out`
+    ranking_model_path: Path | None = None  # TENDER_RANKING_MODEL: a model refitted with `tender train ranker --out`
 
     def data_file(self, name: str, instead: str = "") -> Path:
         """A file of the ProgrammableWeb data; DataMissing, saying to set TENDER_DATA (or `instead`), if absent."""
@@ -98,7 +98,7 @@ class Settings:
             llm_cache=_switch(env, "TENDER_LLM_CACHE", True),
             deadline_s=_number(env, "TENDER_DEADLINE", float, None, minimum=0.1),
             http_token=env.get("TENDER_HTTP_TOKEN") or None,
-            bid_model_path=Path(env["TENDER_BID_MODEL"]).expanduser() if env.get("TENDER_BID_MODEL") else None,
+            ranking_model_path=Path(env["TENDER_RANKING_MODEL"]).expanduser() if env.get("TENDER_RANKING_MODEL") else None,
         )
 
 

@@ -8,8 +8,8 @@ the bid model never changes what these tests see, and every task asked is record
 
 Bids are scripted by API name: a contractor proposes each of its APIs that has a score, at that score, and
 refuses when none has. Any task type can be given a canned answer (an output, or a function of the task);
-the rest (decomposition, category mapping, selection) go to the embedded reasoner, whose answers to those
-steps do not read the bid model."""
+the rest (decomposition, category mapping, selection) go to the embedded reasoner. `keep_everything()` is a
+ranking model whose selection keeps every bid (an item costs next to nothing), for tests of mechanics."""
 
 from collections.abc import Callable
 
@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from tender.agents.context import RunContext
 from tender.agents.reasoners.base import Reasoner
-from tender.agents.reasoners.embedded import EmbeddedReasoner, Policy
+from tender.agents.reasoners.embedded import EmbeddedReasoner
 from tender.agents.tasks import BidDecision, BidDraft, BidTask, Task
 
 
@@ -26,14 +26,13 @@ class ScriptedReasoner(Reasoner):
 
     def __init__(
         self,
-        embedder,
+        embedder=None,
         bids: dict[str, float] | None = None,
         answers: dict[type[Task], BaseModel | Callable[[Task], BaseModel]] | None = None,
-        policy: Policy | None = None,
     ):
         self.bids = dict(bids or {})
         self.answers = dict(answers or {})
-        self.fallback = EmbeddedReasoner(embedder, policy=policy)  # its policy: the selection's thresholds
+        self.fallback = EmbeddedReasoner()
         self.asked: list[Task] = []
 
     def run(self, task: Task, context: RunContext) -> BaseModel:
@@ -62,3 +61,10 @@ class ScriptedReasoner(Reasoner):
     def asked_for(self, task_type: type[Task]) -> list:
         """The tasks of one type asked so far, in order."""
         return [task for task in self.asked if isinstance(task, task_type)]
+
+
+def keep_everything():
+    """The shipped ranking model with a selection that keeps every bid: for tests of mechanics, not accuracy."""
+    from tender.ranking.scorer import Objective, Scorer
+
+    return Scorer.load().model_copy(update={"objective": Objective(cost=0.0001, redundancy=0.0)})

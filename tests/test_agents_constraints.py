@@ -5,12 +5,11 @@ import pytest
 from tender.agents.plan import StepStatus
 from tender.agents.protocols import PROTOCOLS
 from tender.agents.request import Constraints, Request
-from tender.agents.reasoners.embedded import Policy
 from tender.agents.service import Tender
 from tender.agents.tasks import BidTask
 from tender.catalog import Catalog
 from tests.fixture_data import api_rows
-from tests.scripted import ScriptedReasoner
+from tests.scripted import ScriptedReasoner, keep_everything
 
 MAP_AND_REVIEWS = "Show nearby restaurants on a map with their reviews and photos."
 
@@ -22,10 +21,10 @@ EVERY_API_BIDS = {row["name"]: round(0.9 - 0.02 * row["id"], 2) for row in api_r
 
 @pytest.fixture
 def tender(catalog_path, embedder):
-    reasoner = ScriptedReasoner(
-        embedder, bids=EVERY_API_BIDS, policy=Policy(self_select_at=0.001, expected_missing=100.0)
+    reasoner = ScriptedReasoner(bids=EVERY_API_BIDS)
+    return Tender(
+        Catalog(catalog_path, embedder=embedder), manager=reasoner, contractors=reasoner, scorer=keep_everything()
     )
-    return Tender(Catalog(catalog_path, embedder=embedder), manager=reasoner, contractors=reasoner)
 
 
 def plan(tender, text=MAP_AND_REVIEWS, protocol="manager-led", **constraints):

@@ -121,7 +121,7 @@ def test_broadcast_reaches_every_eligible_contractor(tender):
 def test_contractors_named_in_the_requirement_are_reached_first(tender):
     transcript = run(tender, "Post Eventbrite events to a channel.", protocol="contractor-led", top_n=2).transcript
     assert transcript.routing[0].contacted[0].contractor == "api:20"
-    assert transcript.routing[0].contacted[0].reason == "named in the requirement"
+    assert transcript.routing[0].contacted[0].reason == "holds an item the requirement names"
 
 
 def test_calls_for_proposals_stay_inside_the_announced_categories(tender):
@@ -193,11 +193,16 @@ def test_category_candidates_come_in_the_same_order_in_every_process(catalog_pat
         "from tender.agents.service import Tender\n"
         "from tender.agents.tasks import FunctionSpec\n"
         "from tender.catalog import Catalog, HashingEmbedder\n"
+        "from tender.agents.manager import Negotiation\n"
+        "from tender.agents.context import RunContext\n"
+        "from tender.agents.request import Request\n"
         "tender = Tender(Catalog(sys.argv[1], embedder=HashingEmbedder(256)))\n"
         "pool, router = tender._directory('api')\n"
-        "manager = Manager(tender.catalog, tender.encoder, tender.manager_reasoner, router, pool, tender.contractor_reasoner)\n"
+        "manager = Manager(tender.catalog, tender.ranker, tender.manager_reasoner, router, pool, tender.contractor_reasoner)\n"
+        "negotiation = Negotiation(Request.create(sys.argv[2]), RunContext(), set())\n"
         "function = FunctionSpec(id='f1', name='map', description=sys.argv[2])\n"
-        "print([c.name for c in manager.category_candidates(sys.argv[2], function, set())])\n"
+        "task = manager._map_task(negotiation, function, manager.shortlist(negotiation, sys.argv[2]))\n"
+        "print([c.name for c in task.candidates])\n"
     )
     orders = {
         subprocess.run(
@@ -233,115 +238,8 @@ def test_progress_is_reported_step_by_step(tender):
     assert any("announcing" in m for *_, m in seen)
 
 
-def test_the_manager_keeps_the_prefix_of_bids_with_the_highest_expected_f1():
-    from tender.agents.reasoners.embedded import expected_f1_size
-
-    # One sure bid and two long shots: keeping only the sure one is best.
-    assert expected_f1_size([0.95, 0.1, 0.05], missing=0.0)[0] == 1
-    # Two likely bids: keep both.
-    assert expected_f1_size([0.9, 0.8, 0.1], missing=0.0)[0] == 2
-    # The more right APIs nobody bid for, the more of the bids are worth keeping.
-    assert expected_f1_size([0.6, 0.2, 0.2], missing=0.0)[0] == 1
-    assert expected_f1_size([0.6, 0.2, 0.2], missing=3.0)[0] == 3
-
-
-def test_each_clause_of_a_requirement_is_announced_with_the_past_mashups_nearest_to_it(tender):
-    from tender.agents.text import clauses
-
-    transcript = run(tender).transcript
-    cfps = [m for m in transcript.messages if m.kind == "cfp"]
-    assert cfps
-    for cfp in cfps:
-        assert [n.about for n in cfp.clause_neighbourhoods] == clauses(REQUIREMENT)
-        assert cfp.neighbourhood.about is None
-    # A clause about SMS has other nearest mashups than the whole restaurant requirement.
-    assert len({n.nearest for n in cfps[0].clause_neighbourhoods}) > 1
-
-
-def test_a_requirement_of_one_clause_announces_only_its_own_neighbourhood(tender):
-    cfps = [m for m in run(tender, "Plot tweets on a map").transcript.messages if m.kind == "cfp"]
-    assert cfps and all(c.neighbourhood is not None and c.clause_neighbourhoods == [] for c in cfps)
-
-
-def test_a_contractor_votes_with_its_best_share_among_the_clauses_neighbourhoods():
-    import numpy as np
-
-    from tender.agents.messages import Neighbourhood
-    from tender.agents.reasoners.embedded import FEATURES, features
-    from tender.agents.tasks import ApiKnowledge
-
-    def unit(*v):
-        v = np.array(v, dtype=np.float32)
-        return v / np.linalg.norm(v)
-
-    # Its one past mashup lies far from the whole requirement but is the nearest to the second clause.
-    api = ApiKnowledge(
-        api_id=1,
-        name="Twilio",
-        categories=["Telephony"],
-        description="SMS",
-        usage_count=1,
-        vector=unit(0, 1, 0),
-        history_vectors=np.stack([unit(0, 0, 1)]),
-    )
-    requirement, sms = unit(1, 0, 0), unit(0, 0, 1)
-    whole = Neighbourhood(k=2, nearest=1.0, radius=0.9, temperature=0.1, mass=1.9)
-    around_sms = Neighbourhood(k=2, nearest=1.0, radius=0.5, temperature=0.1, mass=2.0, about="send an SMS")
-    vote = dict(zip(FEATURES, features(api, requirement, None, "a map and an SMS", 0.05, whole, [(sms, around_sms)])))
-    assert vote["neighbour_vote"] == 0.0
-    assert vote["clause_vote"] == pytest.approx(0.5)
-    # With no clauses announced, the clause vote is the requirement's own vote.
-    alone = dict(zip(FEATURES, features(api, requirement, None, "a map", 0.05, whole)))
-    assert alone["clause_vote"] == alone["neighbour_vote"] == 0.0
-
-
-def test_every_call_for_proposals_announces_the_api_descriptions_nearest_to_the_requirement(tender):
-    cfps = [m for m in run(tender).transcript.messages if m.kind == "cfp"]
-    assert cfps and all(c.descriptions is not None and c.descriptions.nearest >= c.descriptions.radius for c in cfps)
-
-
-def test_a_contractor_votes_with_its_description_share_and_weighs_its_history_centre():
-    import numpy as np
-
-    from tender.agents.messages import Neighbourhood
-    from tender.agents.reasoners.embedded import FEATURES, features
-    from tender.agents.tasks import ApiKnowledge
-
-    def unit(*v):
-        v = np.array(v, dtype=np.float32)
-        return v / np.linalg.norm(v)
-
-    requirement = unit(1, 0, 0)
-    # Two API descriptions lie at similarity 1.0 and 0.8 to the requirement.
-    descriptions = Neighbourhood(k=2, nearest=1.0, radius=0.8, temperature=0.1, mass=1.0 + float(np.exp(-2.0)))
-
-    def evidence(description, history):
-        api = ApiKnowledge(
-            api_id=1,
-            name="Some API",
-            categories=["Mapping"],
-            description="d",
-            usage_count=len(history),
-            vector=description,
-            history_vectors=np.stack(history),
-        )
-        return dict(zip(FEATURES, features(api, requirement, None, "a map", 0.05, descriptions=descriptions)))
-
-    best = evidence(unit(1, 0, 0), [unit(1, 0, 0), unit(0, 1, 0)])
-    second = evidence(unit(0.8, 0.6, 0), [unit(1, 0, 0), unit(1, 0, 0)])
-    outside = evidence(unit(0, 1, 0), [unit(0, 1, 0)])
-    assert best["description_vote"] == pytest.approx(1 / (1 + np.exp(-2.0)), rel=1e-4)
-    assert 0 < second["description_vote"] < best["description_vote"]
-    assert outside["description_vote"] == 0.0
-    # The same closest use, but a history used mostly for this has the closer centre.
-    assert best["history_max"] == pytest.approx(second["history_max"])
-    assert second["history_centroid"] == pytest.approx(1.0) and best["history_centroid"] == pytest.approx(
-        2**-0.5, rel=1e-4
-    )
-
-
 def test_a_requirement_names_an_api_in_full_in_any_case_and_by_its_first_words_only_as_written():
-    from tender.agents.text import mentions
+    from tender.ranking.names import mentions
 
     assert mentions("Google Maps", "plot them on google maps") == 1.0
     assert mentions("Internet Archive", "search the Internet Archive") == 1.0

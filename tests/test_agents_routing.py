@@ -3,10 +3,8 @@ tags): an announced category cannot rule out an item that has no category."""
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from tender.agents.lexicon import Lexicon
 from tender.agents.messages import CallForProposals
 from tender.agents.request import Request
 from tender.agents.routing import Router
@@ -14,6 +12,7 @@ from tender.agents.service import Tender
 from tender.catalog import Catalog, get_embedder
 from tender.catalog.build import build_from_sources
 from tender.catalog.sources.openapi import load_openapi
+from tests.scripted import keep_everything
 
 DOCS = Path(__file__).resolve().parents[2] / "shared" / "data" / "openapi" / "docs"
 
@@ -53,8 +52,9 @@ def _reached(catalog: Catalog, organisation: str, categories: list[str], strateg
         requirement="send a text message",
         categories=categories,
     )
-    vector = np.ones(catalog.vectors("api").matrix.shape[1], dtype=np.float32)
-    _, contacted = Router(catalog, organisation).route(cfp, vector / np.linalg.norm(vector), 12, strategy)
+    ranker = Tender(catalog, scorer=keep_everything()).ranker
+    shortlist = ranker.shortlist("send a text message", "send a text message")
+    _, contacted = Router(catalog, organisation).route(cfp, (shortlist,), 12, strategy)
     return set(contacted)
 
 
@@ -69,29 +69,12 @@ def test_a_provider_is_reached_through_its_items_of_no_category(mixed):
     assert _reached(mixed, "provider", ["orders"]) == {"provider:Mixed", "provider:Texts"}
 
 
-def _route_towards(catalog: Catalog, api_id: int, words: str, top_n: int, counting_words: bool = True) -> set[str]:
-    """Route `words` with a task vector leaning weakly towards `api_id`'s own profile, the words counted beside."""
-    table = catalog.vectors("api")
-    lexicon = Lexicon((catalog.get_api(i).text() for i in table.ids), table.ids)
-    cfp = CallForProposals(sender="manager", receiver="*", task_id="t1", function=words, requirement=words)
-    lexical = lexicon.scores(words) if counting_words else None
-    _, contacted = Router(catalog, "api").route(cfp, 0.5 * table.vector(api_id), top_n, lexical=lexical)
-    return set(contacted)
-
-
-def test_a_catalogue_without_history_is_routed_on_the_task_s_words_as_well_as_its_vector(mixed):
+def test_a_call_reaches_the_holders_of_the_best_candidates_first(mixed):
     ids = {a.name.split(" ")[0]: a.id for a in mixed.apis()}
-    assert Router(mixed, "api").routes_on_words
-    towards_pets = _route_towards(mixed, ids["listPets"], "send an SMS to a phone number", top_n=1)
-    assert towards_pets == {f"api:{ids['sendSms']}"}
-
-
-def test_a_catalogue_with_usage_history_is_routed_on_profiles_alone(catalog):
-    table = catalog.vectors("api")
-    words = catalog.get_api(table.ids[-1]).description
-    assert not Router(catalog, "api").routes_on_words
-    for api_id in table.ids[:3]:
-        assert _route_towards(catalog, api_id, words, 2) == _route_towards(catalog, api_id, words, 2, False)
+    cfp = CallForProposals(sender="manager", receiver="*", task_id="t1", function="send an SMS", requirement="send an SMS")
+    shortlist = Tender(mixed, scorer=keep_everything()).ranker.shortlist("send an SMS to a phone", "send an SMS to a phone")
+    routing, contacted = Router(mixed, "api").route(cfp, (shortlist,), 1)
+    assert contacted == [f"api:{ids['sendSms']}"] and routing.eligible == 3
 
 
 @pytest.mark.real_model

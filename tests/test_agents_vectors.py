@@ -4,7 +4,7 @@ import numpy as np
 
 from tender.agents.request import Request
 from tender.agents.service import Tender
-from tender.agents.vectors import QueryEncoder
+from tender.ranking.vectors import QueryEncoder
 from tender.catalog import Catalog, HashingEmbedder
 
 
@@ -45,21 +45,3 @@ def test_a_plan_does_not_depend_on_the_requests_before_it(catalog_path):
     used = Tender(Catalog(catalog_path, embedder=ReadsInContext(256)))
     plan(used, SMS_AFTER_HOTELS)
     assert plan(used, SMS_AFTER_TWEETS) == plan(fresh, SMS_AFTER_TWEETS)
-
-
-def test_reasoners_built_apart_read_clauses_with_the_tenders_vectors(catalog_path):
-    # The CLI and the server build their reasoners before the catalogue is opened. Their contractors must
-    # weigh a function read in its requirement's context, as the manager found the nearest descriptions with,
-    # not the same words read alone.
-    from tender.agents.reasoners.factory import build_reasoners
-
-    def bids(tender):
-        run = tender.recommend(Request.create(SMS_AFTER_HOTELS))
-        return sorted((m.function_id, m.api_id, m.score) for m in run.transcript.messages if m.kind == "propose")
-
-    embedder = ReadsInContext(256)
-    catalog = Catalog(catalog_path, embedder=embedder)
-    manager, contractors = build_reasoners(embedder)
-    built_apart = Tender(catalog, manager=manager, contractors=contractors)
-    assert contractors.encoder is built_apart.encoder
-    assert bids(built_apart) == bids(Tender(catalog))

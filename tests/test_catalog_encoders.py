@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from tender.agents.reasoners.embedded import TERMS, BidModel, EmbeddedReasoner, check_bid_model
 from tender.catalog import Catalog, HashingEmbedder, build_catalog, get_embedder
 from tender.catalog.encoders import STOCK_NAME, TUNED_NAME, EncoderId, stock_encoder, tuned_encoder
 from tender.catalog.onnx_embedder import OnnxEmbedder
@@ -217,17 +216,17 @@ def test_a_rebuild_with_another_encoder_of_the_same_name_embeds_everything_again
     assert build_catalog(*sources, path, retrained)["texts_embedded"] == first["texts_embedded"]
 
 
-def test_the_bid_model_is_refused_with_another_encoder():
-    unrecorded = BidModel(bias=0.0, weights=dict.fromkeys(TERMS, 0.0))
-    check_bid_model(unrecorded, get_embedder())  # a file without the field was fitted on the stock encoder
-    with pytest.raises(EncoderMismatch):
-        check_bid_model(unrecorded, RenamedEmbedder(TUNED))
-    tuned = unrecorded.model_copy(update={"encoder": TUNED})
-    with pytest.raises(EncoderMismatch, match="tune --db .* --write"):
-        check_bid_model(tuned, get_embedder())
-    check_bid_model(tuned, RenamedEmbedder(TUNED))
-    check_bid_model(tuned, HashingEmbedder(256))  # the tests' embedder runs any bid model
-    assert BidModel.model_validate_json(tuned.model_dump_json()).encoder == TUNED  # what tune.py --write keeps
+def test_the_ranking_model_is_refused_with_another_encoder_than_it_was_fitted_on(tmp_path):
+    from tender.agents.service import ranking_model
+    from tender.ranking.scorer import Scorer
+
+    stock = Scorer.load().model_copy(update={"encoder": STOCK_NAME})
+    path = tmp_path / "model.json"
+    path.write_text(stock.model_dump_json())
+    ranking_model(path, get_embedder())
+    ranking_model(path, HashingEmbedder(256))  # the tests' embedder runs any ranking model
+    with pytest.raises(EncoderMismatch, match="tender train ranker"):
+        ranking_model(path, RenamedEmbedder(TUNED))
 
 
 # -- the tuned encoder Tender ships -----------------------------------------------------------------------------
@@ -240,13 +239,6 @@ def test_the_shipped_tuned_encoder_is_the_stock_graph_adapted_under_an_identity_
     assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-4)
     # Adapted, not replaced: near the stock vectors, not equal to them.
     assert 0.6 < float(np.min(np.sum(a * b, axis=1))) < 0.999
-
-
-@pytest.mark.real_model
-def test_the_tuned_encoder_bids_with_the_bid_model_fitted_on_its_vectors():
-    reasoner = EmbeddedReasoner(get_embedder(TUNED_NAME))
-    assert reasoner.model.encoder == tuned_encoder()
-    assert EmbeddedReasoner(get_embedder()).model.encoder in (None, stock_encoder())
 
 
 def test_the_tuned_encoder_on_the_torch_runtime_is_a_clear_error():

@@ -93,7 +93,7 @@ def test_a_request_deadline_holds_against_a_hanging_endpoint(server, fallback):
 
 
 def test_a_whole_run_with_a_deadline_returns_a_plan_in_time_whatever_the_endpoint_does(catalog, embedder):
-    offline = EmbeddedReasoner(embedder)
+    offline = EmbeddedReasoner()
     with FakeLLMServer(respond=lambda body: Trickle(DECOMPOSITION, interval_s=0.5)) as server:
         llm = LLMReasoner(base_url=server.url, model="fake", fallback=offline, timeout_s=60, max_retries=3)
         started = time.monotonic()

@@ -48,7 +48,7 @@ def a_sensible_manager(body: dict) -> Answer:
 
 
 def tender(catalog, embedder, server, *, manager=False, contractors=False, **options) -> Tender:
-    offline = EmbeddedReasoner(embedder)
+    offline = EmbeddedReasoner()
     llm = LLMReasoner(base_url=server.url, model="fake", fallback=offline, timeout_s=1, max_retries=0, **options)
     return Tender(catalog, manager=llm if manager else offline, contractors=llm if contractors else offline)
 
@@ -75,7 +75,7 @@ def test_an_llm_manager_with_offline_contractors(catalog, embedder):
 @pytest.mark.parametrize("protocol", ["manager-led", "contractor-led", "collaborative", "single-agent"])
 def test_an_llm_that_never_answers_well_gives_the_offline_plan(catalog, embedder, protocol):
     request = Request.create(REQUIREMENT, protocol=protocol)
-    offline = Tender(catalog, manager=EmbeddedReasoner(embedder), contractors=EmbeddedReasoner(embedder)).recommend(
+    offline = Tender(catalog, manager=EmbeddedReasoner(), contractors=EmbeddedReasoner()).recommend(
         request
     )
     with FakeLLMServer(respond=lambda body: Answer("I would suggest Google Maps.")) as server:

@@ -158,7 +158,7 @@ def test_the_server_takes_json_mode_with_a_schema_and_constrains_the_output(llam
 
 
 def test_an_llm_manager_plans_and_a_rerun_is_answered_from_the_cache(llama, catalog, embedder, tmp_path):
-    offline = EmbeddedReasoner(embedder)
+    offline = EmbeddedReasoner()
     manager = smollm(llama, offline, cache=ResponseCache(tmp_path / "cache.db"), max_output_tokens=160)
     tender = Tender(catalog, manager=manager, contractors=offline)
     # A token budget keeps the slow model to a few calls; past it the embedded reasoner carries on.
@@ -210,7 +210,7 @@ def test_a_contractor_bids_from_its_own_knowledge(llama, catalog, embedder):
     )
     context = RunContext()
 
-    decision = smollm(llama, EmbeddedReasoner(embedder), max_output_tokens=120).run(
+    decision = smollm(llama, EmbeddedReasoner(), max_output_tokens=120).run(
         BidTask(cfp=cfp, knowledge=knowledge), context
     )
 
@@ -222,7 +222,7 @@ def test_a_contractor_bids_from_its_own_knowledge(llama, catalog, embedder):
 
 
 def test_a_slow_answer_times_out_and_the_step_falls_back(llama, embedder):
-    offline = EmbeddedReasoner(embedder)
+    offline = EmbeddedReasoner()
     task = DecomposeTask(requirement=REQUIREMENT)
     context = RunContext()
 

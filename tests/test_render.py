@@ -1,16 +1,15 @@
 """The readable plan names the awarded APIs and, below them, the best bids that were not selected."""
 
 from tender.agents.plan import PlanStep, StepStatus
-from tender.agents.reasoners.embedded import EmbeddedReasoner, Policy
 from tender.agents.request import Constraints, Request
 from tender.agents.service import Tender
 from tender.catalog import Catalog
 from tender.answers.render import plan_text
+from tests.scripted import keep_everything
 
 
 def test_the_readable_plan_lists_runners_up_best_first_without_the_selected(catalog_path, embedder):
-    reasoner = EmbeddedReasoner(embedder, policy=Policy(propose_at=0.001, expected_missing=100.0))
-    tender = Tender(Catalog(catalog_path, embedder=embedder), manager=reasoner, contractors=reasoner)
+    tender = Tender(Catalog(catalog_path, embedder=embedder), scorer=keep_everything())
     run = tender.recommend(
         Request.create(
             "Show nearby restaurants on a map with their reviews and photos.", constraints=Constraints(max_apis=1)

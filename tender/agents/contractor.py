@@ -4,9 +4,10 @@ OpenAPI document's operations) and bids from that local knowledge alone."""
 import threading
 
 from tender.catalog import Catalog
+from tender.ranking.retrieval import Shortlist
+from tender.ranking.scorer import Objective
 
 from .context import RunContext
-from .lexicon import terms
 from .messages import MANAGER, CallForProposals, Propose, Refuse
 from .reasoners.base import Reasoner
 from .tasks import ApiKnowledge, BidTask, ContractorKnowledge, PastUse
@@ -18,9 +19,17 @@ class Contractor:
         self.reasoner = reasoner
         self.id = knowledge.contractor
 
-    def handle(self, cfp: CallForProposals, context: RunContext) -> list[Propose | Refuse]:
-        """Answer a call for proposals with proposals, or one refusal."""
-        decision = self.reasoner.run(BidTask(cfp=cfp, knowledge=self.knowledge), context)
+    def handle(
+        self,
+        cfp: CallForProposals,
+        context: RunContext,
+        shortlists: tuple[Shortlist, ...] = (),
+        objective: Objective | None = None,
+    ) -> list[Propose | Refuse]:
+        """Answer a call for proposals with proposals, or one refusal. `shortlists`: the ranking's candidates for
+        the call, which an embedded contractor bids from; `objective`: the selection's, for one asked to select."""
+        task = BidTask(cfp=cfp, knowledge=self.knowledge, shortlists=shortlists, selection=objective or Objective())
+        decision = self.reasoner.run(task, context)
         own = {api.api_id: api for api in self.knowledge.apis}
         at = context.elapsed_ms()
         replies: list[Propose | Refuse] = [
@@ -35,16 +44,13 @@ class Contractor:
                 rationale=d.rationale,
                 evidence=d.evidence,
                 function_id=cfp.function_id,
+                function=d.function,  # the function a contractor chose for itself (contractor-led)
                 category=d.category or (own[d.api_id].categories or [None])[0],
             )
             for d in decision.proposals
             if d.api_id in own  # a contractor can only offer what it holds
         ]
         if replies:
-            # The function a contractor chose for itself (contractor-led) travels in the evidence.
-            for reply, draft in zip(replies, [d for d in decision.proposals if d.api_id in own]):
-                if draft.function:
-                    reply.evidence["function"] = draft.function
             return replies
         reason = decision.refusal or "proposed only APIs outside its own knowledge"
         return [Refuse(sender=self.id, receiver=MANAGER, task_id=cfp.task_id, at_ms=at, reason=reason)]
@@ -75,11 +81,8 @@ class ContractorPool:
         known = self._api_knowledge.get(api_id)
         if known is not None:
             return known
-        cat = self.catalog
-        api = cat.get_api(api_id)
-        history = cat.usage_history(api_id)
-        mashup_vectors = cat.vectors("mashup")
-        rows = [mashup_vectors.row[m.id] for m in history if m.id in mashup_vectors.row]
+        api = self.catalog.get_api(api_id)
+        history = self.catalog.usage_history(api_id)
         known = ApiKnowledge(
             api_id=api.id,
             name=api.name,
@@ -95,9 +98,6 @@ class ContractorPool:
                 )
                 for m in history
             ],
-            vector=cat.vectors("api").vector(api.id) if api.id in cat.vectors("api").row else None,
-            history_vectors=mashup_vectors.matrix[rows] if rows else None,
-            terms=frozenset(terms(api.text())),
         )
         with self._lock:
             self._api_knowledge[api_id] = known

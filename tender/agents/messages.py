@@ -4,54 +4,27 @@ The same models are produced by the embedded reasoner and by an LLM: the protoco
 
 from typing import Annotated, Literal
 
-import numpy as np
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from tender.ranking.evidence import Evidence
 
 MANAGER = "manager"
 
 
 class Message(BaseModel):
+    """A message once sent is never changed: a later stage that needs another view makes a copy."""
+
+    model_config = ConfigDict(frozen=True)
+
     sender: str
     receiver: str
     task_id: str = Field(description="The call for proposals this message belongs to.")
     at_ms: float = Field(0.0, description="Milliseconds since the run started.")
 
 
-class Neighbourhood(BaseModel):
-    """The manager's view of the past: the k nearest past mashups to the requirement (or, announced as
-    `descriptions`, the k API descriptions nearest to it). A contractor weighs each of its own past mashups
-    (or its description) within the radius by exp((similarity - nearest) / temperature); its vote is that
-    weight's share of `mass`, the same sum over all k."""
-
-    k: int
-    nearest: float = Field(description="Similarity of the nearest past mashup.")
-    radius: float = Field(description="Similarity of the k-th nearest past mashup.")
-    temperature: float = Field(description="How sharply nearer mashups outweigh farther ones.")
-    mass: float = Field(
-        description="Sum of exp((similarity - nearest) / temperature) over the k nearest (descriptions: each "
-        "provider once, by its nearest item)."
-    )
-    about: str | None = Field(
-        None, description="The clause of the requirement these mashups are nearest to; None: all of it."
-    )
-    words: float = Field(
-        0.0,
-        description="Descriptions only: how much the share of the task's words in an API's text adds to its "
-        "similarity (a catalogue without usage history ranks descriptions by both).",
-    )
-
-    def vote(self, similarities) -> float:
-        """The share of the neighbourhood's weight held by past mashups with these similarities."""
-        inside = similarities[similarities >= self.radius]
-        return (
-            min(1.0, float(np.exp((inside - self.nearest) / self.temperature).sum() / self.mass))
-            if self.mass > 0
-            else 0.0
-        )
-
-
 class CallForProposals(Message):
-    """The manager announces a task: a function of the requirement, and where to look for it."""
+    """The manager announces a task: a function of the requirement (or, contractor-led, the requirement as it
+    is), and where to look for it."""
 
     kind: Literal["cfp"] = "cfp"
     function_id: str | None = Field(
@@ -62,31 +35,12 @@ class CallForProposals(Message):
         default_factory=list, description="Categories the manager mapped the function to; empty: any."
     )
     requirement: str
+    needs: list[str] = Field(
+        default_factory=list,
+        description="The needs the caller stated, where the requirement is announced as it is: a contractor "
+        "bids for the one it serves.",
+    )
     round: int = Field(1, description="1 for the first announcement, more after backtracking.")
-    neighbourhood: "Neighbourhood | None" = Field(
-        None,
-        description="How close the nearest past mashups are to the requirement, for contractors to weigh their history.",
-    )
-    clause_neighbourhoods: list[Neighbourhood] = Field(
-        default_factory=list,
-        description="The same for each clause of a requirement of several: a function stated in one clause of a long "
-        "requirement has past mashups of its own that the whole requirement's neighbourhood drowns.",
-    )
-    descriptions: "Neighbourhood | None" = Field(
-        None,
-        description="How close the API descriptions nearest to the requirement are, for contractors to weigh "
-        "their own description's match against the catalogue's best.",
-    )
-    function_descriptions: "Neighbourhood | None" = Field(
-        None,
-        description="The same for the API descriptions nearest to the announced function.",
-    )
-    clause_descriptions: list[Neighbourhood] = Field(
-        default_factory=list,
-        description="With no function announced, the same for each clause of a requirement of several: a "
-        "contractor that picks its clause weighs its description against that clause's nearest, not against the "
-        "whole requirement's, which the clause asked for first dominates.",
-    )
     reserve: float | None = Field(
         None, ge=0.0, le=1.0, description="The lowest score the manager will consider; None lets contractors judge."
     )
@@ -99,10 +53,11 @@ class Propose(Message):
     kind: Literal["propose"] = "propose"
     api_id: int
     api_name: str
-    score: float = Field(ge=0.0, le=1.0)
+    score: float = Field(ge=0.0, le=1.0, description="The probability that the API serves the function.")
     rationale: str
-    evidence: dict[str, float | str] = Field(default_factory=dict)
+    evidence: Evidence | None = Field(None, description="What the score rests on (the embedded reasoner's).")
     function_id: str | None = None
+    function: str | None = Field(None, description="The function the contractor chose to serve (contractor-led).")
     category: str | None = Field(None, description="The category the contractor bids under.")
 
 
@@ -144,10 +99,7 @@ ContractNetMessage = Annotated[
 
 class RoutedContractor(BaseModel):
     contractor: str
-    similarity: float = Field(
-        description="What it was ranked on: its profile's similarity to the task, plus the share of the task's "
-        "words in its text where the catalogue has no usage history (so up to 2)."
-    )
+    similarity: float = Field(description="The score of its best item for the task: what it was reached on.")
     reason: str
 
 
@@ -155,7 +107,9 @@ class Routing(BaseModel):
     """Whom one call for proposals reached, and why."""
 
     task_id: str
-    strategy: Literal["embedding", "broadcast"]
+    strategy: Literal["embedding", "broadcast"] = Field(
+        description="embedding: the contractors holding the task's best candidates (by the ranking); broadcast: all."
+    )
     eligible: int = Field(description="Contractors that could have been asked (inside the announced categories).")
     contacted: list[RoutedContractor]
 

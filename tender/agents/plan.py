@@ -19,8 +19,9 @@ class StepStatus(str, Enum):
 
 
 def confidence(score: float) -> str:
-    """A word for a bid's probability (the bid model is a logistic fit on labelled examples, so the score reads as
-    the chance the API is right; docs/results.md measures how well that holds)."""
+    """A word for a bid's probability (the ranking model is a logistic fit on labelled examples, calibrated per kind
+    of catalogue, so the score reads as the chance the API serves the function; docs/results.md measures how well
+    that holds)."""
     return "high" if score >= 0.6 else "medium" if score >= 0.3 else "low"
 
 
@@ -124,6 +125,10 @@ class Plan(BaseModel):
     notes: list[str] = Field(default_factory=list)
     verdict: str = Field(
         "plan", description="'plan', or 'nothing fits' when no API of the catalogue serves the requirement."
+    )
+    context: list[str] = Field(
+        default_factory=list,
+        description="The parts of the requirement read as context (the kind of app, who it is for), not as needs.",
     )
 
 

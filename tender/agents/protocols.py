@@ -5,21 +5,25 @@ reasoning steps (decompose, map, match, select):
     contractor-led  contractors 1, 2, 3   manager 4
     collaborative   manager 1   contractors 2, 3, 4 (the manager integrates)
     single-agent    one reasoner does all four, no contract net
+
+Whoever reasons, relevance and selection come from tender.ranking: a contractor bids its item's score for the
+announced function, and the embedded manager selects by the ranking's objective.
 """
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import numpy as np
+from tender.ranking.retrieval import Shortlist
 
 from .manager import Manager, Negotiation
 from .messages import MANAGER, Backtrack, CallForProposals, Propose
 from .plan import Award, PlanStep, StepStatus, confidence
 from .request import InvalidRequest
-from .tasks import BidTask, ContractorKnowledge, FunctionSpec
+from .tasks import BidTask, ContractorKnowledge, FunctionSpec, Selection
+from .decomposition import read
 
-MAX_ROUNDS = 3  # announcements per function, the first included
+SHORTLIST = 40  # the single agent judges this many items of its own retrieval
 
 
 @dataclass
@@ -27,6 +31,7 @@ class Outcome:
     steps: list[PlanStep]
     final: list[int]
     proposals: list[Propose]
+    awards: dict[int, str] = field(default_factory=dict)  # each final item's function id, where selection said
     stages: dict[str, list[int]] = field(default_factory=dict)
 
     def functions(self) -> dict[str, str]:
@@ -39,8 +44,8 @@ def _steps_from(functions: list[FunctionSpec]) -> list[PlanStep]:
 
 
 def _decompose(manager: Manager, negotiation: Negotiation) -> tuple[list[FunctionSpec], list[PlanStep]]:
-    """The manager's decomposition of the requirement: the functions, and a plan step for each."""
-    functions = manager.decompose(negotiation.request, negotiation.context)
+    """The caller's needs or the manager's decomposition: the functions, and a plan step for each."""
+    functions = manager.decompose(negotiation.request, negotiation.context, negotiation)
     return functions, _steps_from(functions)
 
 
@@ -53,78 +58,82 @@ def _one_by_one(
         yield function, step
 
 
-def _admissible(manager: Manager, negotiation: Negotiation, proposals: list[Propose]) -> list[Propose]:
-    kept = []
-    for p in proposals:
-        reason = manager.admissible(negotiation, p)
-        if reason is None:
-            kept.append(p)
-    return kept
+def _selected(manager: Manager, negotiation: Negotiation, functions, proposals) -> tuple[list[int], dict[int, str]]:
+    if not proposals:
+        return [], {}
+    selection: Selection = manager.select(negotiation, functions, proposals)
+    return selection.api_ids, dict(selection.awards)
 
 
 def manager_led(manager: Manager, negotiation: Negotiation) -> Outcome:
     functions, steps = _decompose(manager, negotiation)
+    shortlists = [manager.shortlist(negotiation, f.description) for f in functions]
+    mapped = manager.map_categories(negotiation, functions, shortlists)
     proposals: list[Propose] = []
-    for function, step in _one_by_one(negotiation, functions, steps):
-        tried: set[str] = set()
-        # Without categories (a catalogue of MCP tools or OpenAPI operations has none) the first call goes to
-        # whoever routing finds closest; so does it when no category fits.
-        categories = manager.map_categories(negotiation, function, tried)
-        for round in range(1, MAX_ROUNDS + 1):
-            if not categories and round > 1:
-                break
-            step.status, step.rounds = StepStatus.announced, round
-            step.categories = categories
-            tried.update(categories)
-            offers = _admissible(
-                manager,
-                negotiation,
-                manager.announce(negotiation, function=function, categories=categories, steps=["match"], round=round),
+    for (function, step), shortlist in zip(_one_by_one(negotiation, functions, steps), shortlists):
+        categories = mapped[function.id]
+        step.status, step.rounds, step.categories = StepStatus.announced, 1, categories
+        offers = manager.announce(
+            negotiation, function=function, categories=categories, steps=["match"], shortlists=(shortlist,)
+        )
+        if not offers and categories:
+            # Nothing acceptable inside the mapped categories: announce again, to every category.
+            step.status, step.rounds = StepStatus.backtracked, 2
+            manager.backtrack(negotiation, function, categories, 1, f"no acceptable proposal in {', '.join(categories)}")
+            offers = manager.announce(
+                negotiation, function=function, categories=[], steps=["match"], shortlists=(shortlist,), round=2
             )
-            if offers:
-                proposals.extend(offers)
-                break
-            step.status = StepStatus.backtracked
-            if round < MAX_ROUNDS:
-                categories = manager.backtrack(
-                    negotiation, function, tried, round, f"no acceptable proposal in {', '.join(categories)}"
-                )
-        if not any(p.function_id == function.id for p in proposals):
+        if not offers:
             step.status = StepStatus.failed
-            manager.fail(
-                negotiation, f"{function.id}", f"no contractor could realise {function.id} in {step.rounds} round(s)"
-            )
+            manager.fail(negotiation, function.id, f"no contractor could realise {function.id} in {step.rounds} round(s)")
+        proposals.extend(offers)
     negotiation.context.report(len(functions), len(functions) + 1, "selecting the API set")
-    final = manager.select(negotiation, functions, proposals) if proposals else []
-    return Outcome(steps=steps, final=final, proposals=proposals)
+    final, awards = _selected(manager, negotiation, functions, proposals)
+    return Outcome(steps=steps, final=final, proposals=proposals, awards=awards)
+
+
+def _read_as(negotiation: Negotiation) -> list[str]:
+    """The parts a contractor reads the requirement as when it is announced whole: the caller's needs, else the
+    needs its text states."""
+    request = negotiation.request
+    return list(request.needs) if request.needs else read(request.requirement).needs
+
+
+def _functions_of(negotiation: Negotiation, offers: list[Propose]) -> tuple[list[FunctionSpec], list[Propose]]:
+    """The contractors' own decomposition (the functions their bids name) as the plan's functions, in the
+    requirement's order (with needs stated, every need is one, bid for or not); each offer with its function's id."""
+    request = negotiation.request
+    requirement = request.requirement
+    if request.needs:
+        texts = list(request.needs)
+    else:
+        texts = list(dict.fromkeys(p.function or requirement for p in offers))
+        texts.sort(key=lambda t: requirement.find(t) if t in requirement else len(requirement))
+    functions = [FunctionSpec(id=f"f{i}", name=t[:60], description=t) for i, t in enumerate(texts, start=1)] or [
+        FunctionSpec(id="f1", name=requirement[:60], description=requirement)
+    ]
+    by_text = {f.description: f.id for f in functions}
+    return functions, [
+        p.model_copy(update={"function_id": by_text.get(p.function or requirement, functions[0].id)}) for p in offers
+    ]
 
 
 def contractor_led(manager: Manager, negotiation: Negotiation) -> Outcome:
     context = negotiation.context
     context.report(0, 2, "announcing the requirement to contractors")
-    offers = _admissible(
-        manager,
-        negotiation,
-        manager.announce(negotiation, function=None, categories=[], steps=["decompose", "map", "match"]),
+    shortlists = tuple(manager.shortlist(negotiation, part) for part in _read_as(negotiation))
+    offers = manager.announce(
+        negotiation, function=None, categories=[], steps=["decompose", "map", "match"], shortlists=shortlists
     )
-    # The contractors' own decomposition becomes the plan's steps, in the requirement's order.
-    texts = list(dict.fromkeys(str(p.evidence.get("function") or negotiation.request.requirement) for p in offers))
-    requirement = negotiation.request.requirement
-    texts.sort(key=lambda t: requirement.find(t) if t in requirement else len(requirement))
-    functions = [FunctionSpec(id=f"f{i}", name=t[:60], description=t) for i, t in enumerate(texts, start=1)] or [
-        FunctionSpec(id="f1", name=requirement[:60], description=requirement)
-    ]
-    by_text = {f.description: f.id for f in functions}
-    for p in offers:
-        p.function_id = by_text.get(str(p.evidence.get("function") or requirement), functions[0].id)
+    functions, offers = _functions_of(negotiation, offers)
     negotiation.mapped_categories.update(dict.fromkeys(p.category for p in offers if p.category))
     steps = _steps_from(functions)
     for step in steps:
         step.status, step.rounds = StepStatus.announced, 1
         step.categories = list(dict.fromkeys(p.category for p in offers if p.function_id == step.id and p.category))
     context.report(1, 2, "selecting the API set")
-    final = manager.select(negotiation, functions, offers) if offers else []
-    return Outcome(steps=steps, final=final, proposals=offers)
+    final, awards = _selected(manager, negotiation, functions, offers)
+    return Outcome(steps=steps, final=final, proposals=offers, awards=awards)
 
 
 def collaborative(manager: Manager, negotiation: Negotiation) -> Outcome:
@@ -132,10 +141,9 @@ def collaborative(manager: Manager, negotiation: Negotiation) -> Outcome:
     offers: list[Propose] = []
     for function, step in _one_by_one(negotiation, functions, steps):
         step.status, step.rounds = StepStatus.announced, 1
-        got = _admissible(
-            manager,
-            negotiation,
-            manager.announce(negotiation, function=function, categories=[], steps=["map", "match", "select"]),
+        shortlist = manager.shortlist(negotiation, function.description)
+        got = manager.announce(
+            negotiation, function=function, categories=[], steps=["map", "match", "select"], shortlists=(shortlist,)
         )
         step.categories = list(dict.fromkeys(p.category for p in got if p.category))
         negotiation.mapped_categories.update(dict.fromkeys(step.categories))
@@ -144,60 +152,51 @@ def collaborative(manager: Manager, negotiation: Negotiation) -> Outcome:
             step.status = StepStatus.failed
             manager.fail(negotiation, function.id, f"no contractor selected itself for {function.id}")
     # Integration: every self-selected contractor is kept, best first, one entry per API.
-    best: dict[int, float] = {}
+    best: dict[int, Propose] = {}
     for p in offers:
-        best[p.api_id] = max(best.get(p.api_id, 0.0), p.score)
-    final = sorted(best, key=lambda a: (-best[a], a))
+        if p.api_id not in best or p.score > best[p.api_id].score:
+            best[p.api_id] = p
+    final = sorted(best, key=lambda a: (-best[a].score, a))
     if negotiation.request.constraints.max_apis:
         final = final[: negotiation.request.constraints.max_apis]
-    return Outcome(steps=steps, final=final, proposals=offers)
+    return Outcome(steps=steps, final=final, proposals=offers, awards={a: best[a].function_id or "" for a in final})
 
 
-def single_agent(manager: Manager, negotiation: Negotiation, shortlist: int = 40) -> Outcome:
-    """One reasoner over the whole catalogue: it retrieves its own shortlist, judges it and selects."""
-    request = negotiation.request
+def single_agent(manager: Manager, negotiation: Negotiation) -> Outcome:
+    """One reasoner over the whole catalogue: it decomposes, retrieves its own shortlist, judges it and selects."""
     functions, steps = _decompose(manager, negotiation)
-    scores = manager.router.profile_scores(manager.encoder.one(request.requirement))
-    named = manager.router.named(request.requirement)
-    order = np.argsort(-scores, kind="stable")[:shortlist]
-    ids = list(dict.fromkeys([*sorted(named), *(int(manager.router.api_ids[r]) for r in order)]))
-    ids = [
-        i
-        for i in ids
-        if i not in negotiation.excluded_apis
-        and not negotiation.excluded_categories.intersection(manager.catalog.get_api(i).categories)
-    ]
-    proposals = _judged_alone(
-        manager, negotiation, ids, task_id="t1", function_id=functions[0].id, steps=["decompose", "map", "match"]
-    )
-    final = manager.select(negotiation, functions, proposals) if proposals else []
-    return Outcome(steps=steps, final=final, proposals=proposals)
+    shortlists = tuple(manager.shortlist(negotiation, f.description) for f in functions)
+    pooled: dict[int, float] = {}
+    for shortlist in shortlists:
+        for c in shortlist.candidates:
+            pooled[c.item] = max(pooled.get(c.item, 0.0), c.score)
+    ids = sorted(pooled, key=lambda a: (-pooled[a], a))[:SHORTLIST]
+    proposals = _judged_alone(manager, negotiation, ids, functions, shortlists, task_id="t1")
+    final, awards = _selected(manager, negotiation, functions, proposals)
+    for step in steps:
+        step.status, step.rounds = StepStatus.announced, 1
+    return Outcome(steps=steps, final=final, proposals=proposals, awards=awards)
 
 
 def _judged_alone(
     manager: Manager,
     negotiation: Negotiation,
     ids: list[int],
+    functions: list[FunctionSpec],
+    shortlists: tuple[Shortlist, ...],
     task_id: str,
-    function_id: str,
     category: str | None = None,
     **cfp_fields,
 ) -> list[Propose]:
-    """The single agent judges these APIs itself, in one bid task, and its bids become the proposals (of
-    this category, or of the category it names)."""
+    """The single agent judges these APIs itself, in one bid task, each for the function it serves best; its bids
+    become the proposals (of this category, or of the category it names)."""
     requirement = negotiation.request.requirement
     knowledge = ContractorKnowledge(contractor="single-agent", apis=[manager.pool.api_knowledge(i) for i in ids])
-    cfp = CallForProposals(
-        sender=MANAGER,
-        receiver=MANAGER,
-        task_id=task_id,
-        requirement=requirement,
-        **manager.neighbourhoods(requirement),
-        clause_descriptions=manager.clause_descriptions(requirement),
-        **cfp_fields,
-    )
-    decision = manager.reasoner.run(BidTask(cfp=cfp, knowledge=knowledge), negotiation.context)
+    cfp = CallForProposals(sender=MANAGER, receiver=MANAGER, task_id=task_id, requirement=requirement, **cfp_fields)
+    task = BidTask(cfp=cfp, knowledge=knowledge, shortlists=shortlists, selection=manager.ranker.scorer.objective)
+    decision = manager.reasoner.run(task, negotiation.context)
     names = {k.api_id: k.name for k in knowledge.apis}
+    by_text = {f.description: f.id for f in functions}
     return [
         Propose(
             sender=MANAGER,
@@ -208,7 +207,8 @@ def _judged_alone(
             score=d.score,
             rationale=d.rationale,
             evidence=d.evidence,
-            function_id=function_id,
+            function_id=by_text.get(d.function or "", functions[0].id if functions else None),
+            function=d.function,
             category=category or d.category,
         )
         for d in decision.proposals
@@ -275,43 +275,47 @@ register(
 
 
 def unserved_reason(function: str, bids: list[Propose], serving: dict[int, str]) -> str:
-    """Why a step has no award, naming the best bid that fell short; a best bidder awarded to another step is
-    said to serve that one, not to have been passed over. Where another bidder's description matches the function
-    best (a bid weighs history and popularity too), it is named as well: the lead a reader would follow."""
+    """Why a step has no award, naming its best candidates that fell short; a best bidder awarded to another step
+    is said to serve that one, not to have been passed over."""
     top = bids[0]
     if top.api_id not in serving:
         reason = f"no credible bid for '{function}': the best, {top.api_name} at {top.score:.2f}, fell short"
-        named = {top.api_id}
     else:
         reason = f"no credible bid for '{function}' of its own: the best, {top.api_name} ({top.score:.2f}), serves {serving[top.api_id]}"
-        rest = [p for p in bids if p.api_id not in serving]
-        reason += f"; the next, {rest[0].api_name} at {rest[0].score:.2f}, fell short" if rest else ""
-        named = {top.api_id, *(p.api_id for p in rest[:1])}
-    described = [p for p in bids if "desc_function" in p.evidence and p.api_id not in serving]
-    closest = max(described, key=lambda p: p.evidence["desc_function"], default=None)
-    if closest is not None and closest.api_id not in named:
-        similarity = float(closest.evidence["desc_function"])
-        reason += f"; closest in description: {closest.api_name} (similarity {similarity:.2f}, bid {closest.score:.2f})"
+    others = [p for p in bids[1:] if p.api_id not in serving][:2]
+    if others:
+        reason += "; next: " + ", ".join(f"{p.api_name} ({p.score:.2f})" for p in others)
     return reason
 
 
-def fill_steps(outcome: Outcome, scores: dict[int, Propose], api_names: dict[int, str]) -> None:
-    """Attach each awarded API to the step it was proposed for; a step left without one is unserved, with the
-    reason and the best bid that fell short."""
+def award_of(outcome: Outcome) -> dict[int, Propose]:
+    """The proposal each item of the final set is awarded on: its bid for the function the selection gave it,
+    else its best bid."""
+    best: dict[int, Propose] = {}
+    for p in outcome.proposals:
+        wanted = outcome.awards.get(p.api_id)
+        current = best.get(p.api_id)
+        if current is None:
+            best[p.api_id] = p
+            continue
+        on_award = wanted is not None and p.function_id == wanted
+        current_on_award = wanted is not None and current.function_id == wanted
+        if (on_award, p.score) > (current_on_award, current.score):
+            best[p.api_id] = p
+    return best
+
+
+def fill_steps(outcome: Outcome, awards: dict[int, Propose], api_names: dict[int, str]) -> None:
+    """Attach each awarded API to the step it was awarded; a step left without one is unserved, with the reason
+    and the best bids that fell short."""
     by_id = {s.id: s for s in outcome.steps}
     for api_id in outcome.final:
-        p = scores[api_id]
+        p = awards[api_id]
         step = by_id.get(p.function_id or "") or (outcome.steps[0] if outcome.steps else None)
         if step is None:
             continue
         step.awarded.append(
-            Award(
-                api_id=api_id,
-                api_name=api_names[api_id],
-                score=p.score,
-                rationale=p.rationale,
-                level=confidence(p.score),
-            )
+            Award(api_id=api_id, api_name=api_names[api_id], score=p.score, rationale=p.rationale, level=confidence(p.score))
         )
         step.status = StepStatus.awarded
     serving = {a.api_id: s.id for s in outcome.steps for a in s.awarded}
@@ -319,10 +323,11 @@ def fill_steps(outcome: Outcome, scores: dict[int, Propose], api_names: dict[int
         if step.awarded:
             continue
         bids = sorted((p for p in outcome.proposals if p.function_id == step.id), key=lambda p: -p.score)
-        if bids:
-            step.reason = unserved_reason(step.function, bids, serving)
-        else:
-            step.reason = f"no contractor proposed an API for '{step.function}'"
+        unique = list({p.api_id: p for p in reversed(bids)}.values())[::-1]
+        unique.sort(key=lambda p: -p.score)
+        step.reason = (
+            unserved_reason(step.function, unique, serving) if unique else f"no contractor proposed an API for '{step.function}'"
+        )
         if step.status != StepStatus.failed:  # failed: every round of announcements went unanswered
             step.status = StepStatus.unserved
 
@@ -333,7 +338,7 @@ def enforce_constraints(manager: Manager, negotiation: Negotiation, outcome: Out
     request = negotiation.request
     constraints = request.constraints
     catalog = manager.catalog
-    by_api = {}
+    by_api: dict[int, Propose] = {}
     for p in outcome.proposals:
         if p.api_id not in by_api or p.score > by_api[p.api_id].score:
             by_api[p.api_id] = p
@@ -353,8 +358,9 @@ def enforce_constraints(manager: Manager, negotiation: Negotiation, outcome: Out
         best = max(in_hand, key=lambda p: p.score)
         by_api.setdefault(best.api_id, best)
         outcome.final.append(best.api_id)
+        outcome.awards.setdefault(best.api_id, best.function_id or "")
     if constraints.max_apis and len(outcome.final) > constraints.max_apis:
-        covering = []
+        covering: list[int] = []
         for category in constraints.required_categories:
             if not any(category in catalog.get_api(a).categories for a in covering):
                 covering.append(next(a for a in outcome.final if category in catalog.get_api(a).categories))
@@ -367,7 +373,8 @@ def _announce_required(
     manager: Manager, negotiation: Negotiation, outcome: Outcome, category: str, number: int
 ) -> list[Propose]:
     step_id = f"r{number}"
-    function = FunctionSpec(id=step_id, name=f"a {category} API", description=negotiation.request.requirement)
+    requirement = negotiation.request.requirement
+    function = FunctionSpec(id=step_id, name=f"a {category} API", description=requirement)
     step = PlanStep(
         id=step_id,
         function=f"provide a {category} API, as the request requires",
@@ -385,25 +392,27 @@ def _announce_required(
             to_categories=[category],
         )
     )
+    members = [i for i in manager.catalog.apis_in_categories([category]) if i not in negotiation.excluded_apis]
+    shortlist = manager.ranker.shortlist(requirement, requirement, exclude=negotiation.excluded_apis, among=members)
     if not PROTOCOLS[negotiation.request.protocol].contract_net:
-        ids = [i for i in manager.catalog.apis_in_categories([category]) if i not in negotiation.excluded_apis]
         offers = _judged_alone(
             manager,
             negotiation,
-            ids,
+            [c.item for c in shortlist.candidates],
+            [function],
+            (shortlist,),
             task_id=step_id,
-            function_id=step_id,
             category=category,
             categories=[category],
             reserve=0.0,
         )
     else:
         # The category is required: any bid will do, so the manager sets no bar.
-        offers = manager.announce(negotiation, function=function, categories=[category], steps=["match"], reserve=0.0)
+        offers = manager.announce(
+            negotiation, function=function, categories=[category], steps=["match"], shortlists=(shortlist,), reserve=0.0
+        )
         offers = [p for p in offers if category in manager.catalog.get_api(p.api_id).categories]
-    offers = [p for p in offers if manager.admissible(negotiation, p) is None]
-    for p in offers:
-        p.function_id = step_id
+    offers = [p.model_copy(update={"function_id": step_id}) for p in offers if manager.admissible(negotiation, p) is None]
     outcome.proposals.extend(offers)
     if not offers:
         step.status = StepStatus.failed

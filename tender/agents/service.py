@@ -2,44 +2,70 @@
 
 import threading
 import uuid
+from pathlib import Path
 
 from tender.catalog import ApiNotFound, Catalog
+from tender.catalog.encoders import check_encoder, recorded_encoder
+from tender.ranking.retrieval import Ranker
+from tender.ranking.scorer import MODEL_FILE, Scorer
+from tender.ranking.vectors import QueryEncoder
 
 from . import protocols
 from .context import RunContext
 from .contractor import ContractorPool
-from .grounding import award_bids
 from .language import NAMES, language
-from .lexicon import Lexicon
 from .manager import Manager, Negotiation
 from .plan import Plan, RecommendedApi, Run, Stages
 from .reasoners.base import Reasoner
 from .request import InvalidRequest, Request
 from .routing import Router
-from .siblings import drop_siblings
-from .status import prefer_active
-from .text import clauses
-from .vectors import QueryEncoder
+
+
+def ranking_model(path: Path | None, embedder) -> Scorer:
+    """The ranking model: a refitted one (TENDER_RANKING_MODEL) or the shipped one, which must have been fitted
+    on the vectors of the encoder loaded (the hashing encoder of the tests is exempt)."""
+    from tender.catalog import TenderError
+
+    try:
+        scorer = Scorer.load(path or MODEL_FILE)
+    except (OSError, ValueError) as error:  # pydantic's ValidationError is a ValueError
+        raise TenderError(
+            f"Cannot read the ranking model {path or MODEL_FILE}: {str(error).splitlines()[0]}. Refit it with "
+            "`tender train ranker --out FILE`, or unset TENDER_RANKING_MODEL for the shipped one."
+        ) from None
+    if scorer.encoder and not embedder.encoder.name.startswith("hashing"):
+        check_encoder(
+            f"The ranking model {path or MODEL_FILE.name}",
+            recorded_encoder(scorer.encoder, None),
+            embedder.encoder,
+            "Use the encoder it was fitted on (unset TENDER_EMBEDDING_MODEL for the stock one), or refit it for this "
+            "encoder: `tender train ranker --out FILE`, then TENDER_RANKING_MODEL=FILE.",
+        )
+    return scorer
 
 
 class Tender:
-    """Holds the catalogue, one contractor pool and router per organisation, and the reasoners.
+    """Holds the catalogue, its ranking, one contractor pool and router per organisation, and the reasoners.
     Safe to share between threads: a run's state lives in its Negotiation."""
 
-    def __init__(self, catalog: Catalog, *, manager: Reasoner | None = None, contractors: Reasoner | None = None):
+    def __init__(
+        self,
+        catalog: Catalog,
+        *,
+        manager: Reasoner | None = None,
+        contractors: Reasoner | None = None,
+        scorer: Scorer | None = None,
+    ):
         if catalog.embedder is None:
             raise ValueError("Tender needs a catalogue opened with an embedder")
         self.catalog = catalog
         self.encoder = QueryEncoder.wrap(catalog.embedder)
-        table = catalog.vectors("api")
-        self.lexicon = Lexicon((catalog.get_api(i).text() for i in table.ids), table.ids)
+        self.ranker = Ranker(catalog, self.encoder, scorer or ranking_model(None, catalog.embedder))
         if manager is None or contractors is None:
             from .reasoners.embedded import EmbeddedReasoner
 
-            default = EmbeddedReasoner(self.encoder, lexicon=self.lexicon)
+            default = EmbeddedReasoner()
             manager, contractors = manager or default, contractors or default
-        for reasoner in (manager, contractors):
-            reasoner.know_catalogue(self.lexicon, self.encoder)
         self.manager_reasoner = manager
         self.contractor_reasoner = contractors
         self._pools: dict[str, ContractorPool] = {}
@@ -85,40 +111,23 @@ class Tender:
         protocol = protocols.PROTOCOLS[request.protocol]
         manager = Manager(
             self.catalog,
-            self.encoder,
+            self.ranker,
             self.manager_reasoner,
             router,
             pool,
             self.contractor_reasoner if protocol.contract_net else self.manager_reasoner,
-            lexicon=self.lexicon,
         )
         negotiation = Negotiation(request, context, excluded)
-        # Every agent asks for the requirement's and its clauses' vectors: embed them once, up front.
-        self.encoder.embed_requirement(request.requirement, clauses(request.requirement))
         outcome = protocol.run(manager, negotiation)
         protocols.enforce_constraints(manager, negotiation, outcome)
-        outcome.final, notes = prefer_active(
-            outcome.final,
-            outcome.proposals,
-            self.catalog.get_api,
-            required_categories=request.constraints.required_categories,
-        )
-        context.notes.extend(notes)
-        outcome.final = drop_siblings(
-            outcome.final,
-            outcome.proposals,
-            self.catalog.get_api,
-            required_categories=request.constraints.required_categories,
-        )
-        if router.routes_on_words and outcome.final:
-            # Measured: without history the bid model ranks well within a request, but its scores overstate on
-            # one catalogue and understate on another how often an API is right.
-            context.note(
-                "This catalogue has no usage history: the scores weigh descriptions and words alone; read them as "
-                "a ranking, not as the chance that an API is right."
-            )
-        # One award per API, for the Accept messages and the plan's steps alike.
-        awards = award_bids(outcome.proposals, outcome.functions())
+        awards = protocols.award_of(outcome)
+        for api_id in outcome.final:
+            api = self.catalog.get_api(api_id)
+            if api.status == "deprecated":
+                context.note(
+                    f"{api.name} is deprecated ({api.status_source or 'by its source'}) and no active item scored "
+                    "near it for its step; check that it still works, or pass exclude_deprecated."
+                )
         if protocol.contract_net:
             manager.award(negotiation, outcome.proposals, outcome.final, awards)
         context.report(1, 1, "plan ready")
@@ -131,11 +140,7 @@ class Tender:
 
     def _plan(self, request: Request, negotiation: Negotiation, outcome: protocols.Outcome, awards: dict) -> Plan:
         context = negotiation.context
-        best: dict[int, object] = {}
-        for p in outcome.proposals:
-            if p.api_id not in best or p.score > best[p.api_id].score:
-                best[p.api_id] = p
-        names = {a: self.catalog.get_api(a).name for a in best}
+        names = {p.api_id: p.api_name for p in outcome.proposals}
         protocols.fill_steps(outcome, awards, names)
         for step in outcome.steps:
             for award in step.awarded:
@@ -143,7 +148,7 @@ class Tender:
         apis = []
         for api_id in outcome.final:
             api = self.catalog.get_api(api_id)
-            p = best[api_id]
+            p = awards[api_id]
             apis.append(
                 RecommendedApi(
                     api_id=api_id,
@@ -208,4 +213,5 @@ class Tender:
             backends={"manager": self.manager_reasoner.name, "contractors": self.contractor_reasoner.name},
             notes=list(context.notes),
             verdict=verdict,
+            context=list(negotiation.context_parts),
         )

@@ -1,11 +1,14 @@
 """The four reasoning steps as typed tasks. A reasoner turns a task into the task's output type;
 the embedded reasoner and an LLM reasoner answer the same tasks with the same models."""
 
-from functools import cached_property
 from typing import ClassVar, Generic, Literal, TypeVar
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
+
+from tender.ranking.evidence import Evidence
+from tender.ranking.retrieval import Shortlist
+from tender.ranking.scorer import Objective
 
 from .messages import CallForProposals, Propose
 
@@ -31,16 +34,12 @@ class FunctionSpec(BaseModel):
 
 
 class Decomposition(BaseModel):
-    functions: list[FunctionSpec] = Field(min_length=1, max_length=8)
-
-
-class Part(BaseModel):
-    """A piece of the requirement and the APIs that explain it best (by description and words), which the
-    manager looked up in its catalogue: pieces explained by the same APIs are one need."""
-
-    text: str
-    apis: list[int] = Field(default_factory=list, description="Best-explaining API ids, best first.")
-    score: float = Field(0.0, description="How well the best API explains the piece.")
+    functions: list[FunctionSpec] = Field(min_length=1, max_length=12)
+    context: list[str] = Field(
+        default_factory=list,
+        description="The parts of the requirement that are no function of an API: the kind of app, who it is for, "
+        "why. Every part of the requirement is a function's or the context's.",
+    )
 
 
 class DecomposeTask(Task[Decomposition]):
@@ -48,7 +47,6 @@ class DecomposeTask(Task[Decomposition]):
     role: ClassVar[Role] = "manager"
     output: ClassVar[type[BaseModel]] = Decomposition
     requirement: str
-    parts: list[Part] = Field(default_factory=list)
 
 
 # -- 2. category mapping ----------------------------------------------------------------------
@@ -104,26 +102,12 @@ class PastUse(BaseModel):
 class ApiKnowledge(BaseModel):
     """What a contractor knows of one API: its card and its own usage history. Nothing else."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
     api_id: int
     name: str
     categories: list[str]
     description: str
     usage_count: int = 0
     history: list[PastUse] = Field(default_factory=list)
-    # Embeddings of the description and of the history, for the embedded reasoner; never put in a prompt.
-    vector: np.ndarray | None = Field(None, exclude=True, repr=False)
-    history_vectors: np.ndarray | None = Field(None, exclude=True, repr=False)
-    # The stemmed content words of its name and description (lexicon.terms), for lexical evidence.
-    terms: frozenset[str] = Field(default_factory=frozenset, exclude=True, repr=False)
-
-    @cached_property
-    def history_centre(self) -> np.ndarray | None:
-        """The unit centre of the history's vectors, computed once: every bid of a run asks for it."""
-        if self.history_vectors is None or not len(self.history_vectors):
-            return None
-        mean = self.history_vectors.mean(axis=0)
-        return mean / (np.linalg.norm(mean) or 1.0)
 
 
 class ContractorKnowledge(BaseModel):
@@ -141,7 +125,8 @@ class BidDraft(BaseModel):
         None, description="The function of the requirement the API would serve (when asked to decompose)."
     )
     category: str | None = Field(None, description="The category the API is offered under (when asked to map).")
-    evidence: dict[str, float | str] = Field(default_factory=dict)
+    # The embedded reasoner's evidence; an LLM is not asked for it.
+    evidence: SkipJsonSchema[Evidence | None] = None
 
 
 class BidDecision(BaseModel):
@@ -155,6 +140,11 @@ class BidTask(Task[BidDecision]):
     output: ClassVar[type[BaseModel]] = BidDecision
     cfp: CallForProposals
     knowledge: ContractorKnowledge
+    # The ranking's candidates for the announced function (or, announced as it is, for each of the requirement's
+    # parts): what the embedded reasoner bids from. Never put in a prompt.
+    shortlists: tuple[Shortlist, ...] = Field(default=(), exclude=True, repr=False)
+    # The selection's settings: a contractor asked to select too proposes what it would select.
+    selection: Objective = Field(default_factory=Objective, exclude=True, repr=False)
 
 
 # -- 4. API selection -------------------------------------------------------------------------
@@ -167,6 +157,10 @@ class CoUsageEdge(BaseModel):
 class Selection(BaseModel):
     api_ids: list[int] = Field(description="Selected APIs, best first.")
     rationale: str = ""
+    # The embedded reasoner's: for each selected API, the function it is awarded (the one it adds most to).
+    awards: SkipJsonSchema[dict[int, str]] = Field(default_factory=dict)
+    # ... and each function's expected coverage by the selected set.
+    coverage: SkipJsonSchema[dict[str, float]] = Field(default_factory=dict)
 
 
 class SelectTask(Task[Selection]):
@@ -178,3 +172,5 @@ class SelectTask(Task[Selection]):
     proposals: list[Propose]
     co_usage: list[CoUsageEdge] = Field(default_factory=list)
     max_apis: int | None = None
+    providers: dict[int, str] = Field(default_factory=dict, exclude=True, repr=False)  # each proposed API's provider
+    selection: Objective = Field(default_factory=Objective, exclude=True, repr=False)  # the objective's settings

@@ -297,6 +297,7 @@ def _write(path: Path, apis: list[Api], mashups: list[Mashup], embedder: Embedde
     embedded = truncated = 0
     for kind, items in (
         ("api", [(api.id, api.text()) for api in apis]),
+        ("name", [(api.id, api.name_text()) for api in apis]),
         ("category", [(name, f"{name} APIs") for name in sorted(category_counts)]),
         ("mashup", [(m.id, m.text()) for m in mashups]),
     ):

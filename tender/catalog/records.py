@@ -4,6 +4,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .words import name_words, own_name
+
 Status = Literal["active", "deprecated", "unknown"]
 STATUSES: tuple[str, ...] = ("active", "deprecated", "unknown")
 ItemKind = Literal["api", "operation", "tool"]
@@ -48,6 +50,12 @@ class Api(BaseModel):
     @property
     def provider_name(self) -> str:
         return self.provider or self.name
+
+    def name_text(self) -> str:
+        """The words of the item's own name ('read_file' -> 'read file'): what the name says it does, embedded
+        apart from the description."""
+        own = own_name(self.kind, self.name, self.tool, str(self.details.get("operation_id") or ""), self.url)
+        return name_words(own) or own
 
     def text(self) -> str:
         """What is embedded for this item. A provider other than the item itself is named too (an operation or a

@@ -3,7 +3,8 @@
 import sqlite_utils
 
 # 2: items have a kind, a provider, a status (with its source), a link, and for MCP tools the server and tool.
-# 3: the lexical index `items_fts` (BM25 over the name's words and the item's text, Porter-stemmed).
+# 3: the lexical index `items_fts` (BM25 over the name's words and the item's text, Porter-stemmed), and a
+# vector of each item's own name (embeddings of kind "name").
 SCHEMA_VERSION = "3"
 # FTS5's Porter stemmer over Unicode words, accents folded: "sending" finds "send", "café" finds "cafe".
 TOKENIZER = "porter unicode61 remove_diacritics 2"

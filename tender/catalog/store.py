@@ -24,7 +24,7 @@ from ..errors import ApiNotFound, CatalogError, CatalogMissing, CategoryNotFound
 from .records import Api, Category, CoUser, Hit, Mashup
 from .schema import SCHEMA_VERSION
 
-KINDS = ("api", "category", "mashup")
+KINDS = ("api", "name", "category", "mashup")
 
 
 @dataclass(frozen=True)

@@ -10,3 +10,13 @@ def name_words(name: str) -> str:
     """'sendEmailWithTemplate' -> 'send email with template'; 'get_weather' -> 'get weather'; 'HTMLParser' ->
     'html parser'."""
     return " ".join(part.lower() for part in _PARTS.findall(name))
+
+
+def own_name(kind: str, name: str, tool: str = "", operation: str = "", route: str = "") -> str:
+    """An item's name without its provider: a tool's name on its server, an operation's operationId (else its
+    method and path), an API's name."""
+    if kind == "tool" and tool:
+        return tool
+    if kind == "operation":
+        return operation or route or name
+    return name

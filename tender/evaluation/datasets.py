@@ -9,7 +9,7 @@ run in. A part's ids never change: what is fitted or chosen uses dev or training
 | metatool-single | the same | one held-out plugin a request | dev, test |
 | openapi-suite | 40 OpenAPI documents (294 operations) | judged functions | dev, test |
 | programmableweb-suite | the 940 APIs, history = the train part | judged functions | dev, test |
-| mcp-suite | the tools of real MCP servers (suites/mcp) | judged functions | dev, test |
+| mcp-suite | the 601 tools of 52 real MCP servers (suites/mcp) | judged functions | dev, test |
 """
 
 import json
@@ -300,6 +300,14 @@ DATASETS: dict[str, Dataset] = {
             ),
             _pw_hidden,
             has_history=True,
+        ),
+        Dataset(
+            "mcp-suite",
+            "mcp",
+            "requests judged blind over the 601 tools of 52 real MCP servers (suites/mcp), a catalogue no training sees",
+            (DECOMPOSED, ASSISTANT, GOLD),
+            ("dev", "test"),
+            _suite("mcp-suite", ("mcp.jsonl",), ("mcp_suite.jsonl",), by_tool=True),
         ),
     )
 }

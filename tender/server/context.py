@@ -84,11 +84,11 @@ class AppContext:
 
     def _reasoners(self, catalog: Catalog, manager: str, contractors: str) -> dict:
         from tender.agents.reasoners.factory import build_reasoners, llm_settings
+        from tender.agents.service import ranking_model
 
-        built = build_reasoners(
-            catalog.embedder, manager, contractors, llm_settings(self.settings), self.settings.bid_model_path
-        )
-        return {"manager": built[0], "contractors": built[1]}
+        built = build_reasoners(manager, contractors, llm_settings(self.settings))
+        scorer = ranking_model(self.settings.ranking_model_path, catalog.embedder)
+        return {"manager": built[0], "contractors": built[1], "scorer": scorer}
 
     def close(self) -> None:
         if self.catalog is not None:

@@ -19,11 +19,6 @@ class Reasoner(ABC):
     def run(self, task: Task, context: RunContext) -> BaseModel:
         """Answer the task with an instance of `type(task).output`."""
 
-    def know_catalogue(self, lexicon, encoder=None) -> None:
-        """Learn the catalogue's words (a Lexicon) and share the run's query encoder (a QueryEncoder), for a
-        reasoner made before the catalogue was opened. Most need neither."""
-        return None
-
     def run_batch(self, tasks: list[Task], context: RunContext) -> list[BaseModel]:
         """Answer several tasks of one step; a reasoner that can answer them together (in one LLM call) does."""
         return [self.run(task, context) for task in tasks]

@@ -62,31 +62,18 @@ def llm_settings(
 
 
 def build_reasoners(
-    embedder,
     manager_backend: str = "offline",
     contractor_backend: str = "offline",
     llm: LLMSettings | None = None,
-    bid_model: Path | None = None,
 ) -> tuple[Reasoner, Reasoner]:
     """(manager reasoner, contractor reasoner). Both roles on "llm" share one LLM reasoner: one cache,
-    one limit of calls in flight. Raises LLMNotConfigured when "llm" is asked for without an endpoint or model.
-    `bid_model`: a refitted bid model file instead of the shipped one."""
-    from .embedded import BidModel, EmbeddedReasoner, check_bid_model
+    one limit of calls in flight. Raises LLMNotConfigured when "llm" is asked for without an endpoint or model."""
+    from .embedded import EmbeddedReasoner
 
     for role, backend in (("manager", manager_backend), ("contractor", contractor_backend)):
         if backend not in BACKENDS:
             raise TenderError(f"Unknown {role} backend {backend!r}; use one of: {', '.join(BACKENDS)}.")
-    model = None
-    if bid_model is not None:
-        try:
-            model = BidModel.load(bid_model)
-        except (OSError, ValueError) as error:  # pydantic's ValidationError is a ValueError
-            raise TenderError(
-                f"Cannot read the bid model {bid_model} (TENDER_BID_MODEL): {str(error).splitlines()[0]}. "
-                "Refit it with `tender train bids --out FILE`, or unset TENDER_BID_MODEL for the shipped one."
-            ) from None
-        check_bid_model(model, embedder, str(bid_model))
-    offline = EmbeddedReasoner(embedder, model)
+    offline = EmbeddedReasoner()
     if "llm" not in (manager_backend, contractor_backend):
         return offline, offline
     chat = build_llm_reasoner(llm or LLMSettings(), fallback=offline)

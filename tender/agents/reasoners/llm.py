@@ -173,9 +173,6 @@ class LLMReasoner(Reasoner):
         self._pause_reason = ""
 
     # -- the seam ---------------------------------------------------------------------------------
-    def know_catalogue(self, lexicon, encoder=None) -> None:
-        self.fallback.know_catalogue(lexicon, encoder)  # its steps may be answered by the fallback
-
     def run(self, task: Task, context: RunContext) -> BaseModel:
         output = self._try(task, context)
         return output if output is not None else self._fall_back(task, context)

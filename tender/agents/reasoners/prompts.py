@@ -23,7 +23,7 @@ from importlib import resources
 
 from tender.catalog import TenderError
 
-from ..lexicon import terms
+from tender.ranking.lexical import query_terms as terms
 from ..tasks import ApiKnowledge, BidTask, DecomposeTask, MapAllTask, MapCategoriesTask, SelectTask, Task
 
 PROMPTS = resources.files("tender") / "prompts"
@@ -216,7 +216,7 @@ def shown_apis(task: BidTask) -> tuple[list[ApiKnowledge], int]:
     ranked = sorted(
         apis,
         key=lambda a: (
-            -len(query & a.terms) if a.terms else -len(query & set(terms(a.description))),
+            -len(query & set(terms(f"{a.name} {a.description}"))),
             -a.usage_count,
             a.api_id,
         ),

@@ -1,0 +1,138 @@
+"""The embedded decomposition: a requirement's needs, and the parts of it that are context, from its text alone.
+
+The requirement is cut at sentence ends, commas, conjunctions and relative words; then each piece is
+- context, where it frames the request rather than asking for a function: the app or service being built ("An app",
+  "I'm building a Discord bot for our gaming group", "Online shop"), a piece made only of words of asking ("Could
+  you", "Additionally"), or a time the request runs at ("Every Friday", "every morning");
+- part of the piece before it, where it has at most one content word ("on a map" after "show the options",
+  "with OCR", "a photo"): a detail of that need, not a need of its own;
+- else a need, in the requirement's own words.
+Nothing is dropped: every piece is a need's or the context's. Unrelated pieces are never merged; what the same
+item serves is left to the selection, whose objective counts an item once for every need it serves."""
+
+import re
+from dataclasses import dataclass, field
+
+# Cut points: sentence ends, commas (not inside numbers), conjunctions and words that start a new clause.
+_CUT = re.compile(
+    r"([.!?;:]+\s+|\n+|(?<!\d),\s*|,\s+|\s+(?:and then|and also|as well as|along with|together with|so that|in order to|"
+    r"including|and|with|when|whenever|once|then|plus|also|while|where|that|which|who|on an?|onto an?|via|alongside)\s+)",
+    re.I,
+)
+_LEADING = re.compile(r"^(?:(?:and|then|also|plus|or|but|so)\s+)+", re.I)
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d+")
+# Words that carry no function of their own.
+_FUNCTION_WORDS = frozenset(
+    """a an the and or but of to in on onto into at by for from with without as is are be been being it its it's
+    this that these those them they their there here me my mine our ours we us you your yours i i'm im he she his
+    her him who which where when what how all any each some every can could would will should shall may might must
+    do does did done get gets got let lets please also just only very so than then too more most other another
+    such same own new""".split()
+)
+# Words of asking, not of needing: a piece made only of these ("Additionally", "can you find", "I'm going", "Any
+# suggestions?") is how the request is put.
+_ASKING = frozenset(
+    """additionally furthermore moreover besides afterwards finally first next lastly along addition kindly thank
+    thanks hi hello hey suggest suggestion suggestions recommend recommendation recommendations find tell know give
+    help wonder wondering interested interest planning plan going looking look trying try able possible sure idea
+    ideas ive id ll re ve don isn doesn remember note ensure want need like would love wish""".split()
+)
+# A request often opens by naming what is being built or who runs it: that piece is context.
+_FRAMING_OPENING = re.compile(
+    r"^(?:i'?m|i am|we'?re|we are|we)\s+(?:building|making|creating|writing|developing|designing|organi[sz]ing|"
+    r"planning|running|run|have|own|need|want)\b|^(?:i|we)\s+(?:want|need|would like|'d like)\s+(?:a|an|to build|to make)\b|"
+    r"^(?:need|want)\s+(?:a|an)\b",
+    re.I,
+)
+# A time the request runs at: "Every Friday", "every morning", "each night", "daily", "automatically".
+_WHEN = re.compile(
+    r"^(?:every|each)\s+\w+(?:\s+\w+)?$|^(?:daily|weekly|monthly|hourly|nightly|automatically|tonight|today|tomorrow)$",
+    re.I,
+)
+
+
+def content_words(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower()) if w not in _FUNCTION_WORDS and len(w) > 1]
+
+
+_POINTING = frozenset("it them this these those me him her us".split())
+
+
+def dangling(piece: str) -> bool:
+    """A piece that is a detail of the need before it: at most one content word, and no word pointing at a thing
+    ("on a map", "a photo", "OCR"; not "translates them", which is a need of its own)."""
+    words = _WORD.findall(piece.lower())
+    return len(content_words(piece)) <= 1 and not _POINTING.intersection(words)
+
+
+def is_asking(piece: str) -> bool:
+    """A piece with no content word but words of asking."""
+    return all(w in _ASKING for w in content_words(piece))
+
+
+@dataclass
+class Reading:
+    """A requirement read as needs and context, each in the requirement's own words."""
+
+    needs: list[str] = field(default_factory=list)
+    context: list[str] = field(default_factory=list)
+
+
+def _pieces(text: str) -> list[tuple[str, str]]:
+    """(separator before it, piece) in order; the separators keep the text between pieces."""
+    parts = _CUT.split(text.strip())
+    out, separator = [], ""
+    for i, part in enumerate(parts):
+        if i % 2:
+            separator += part
+        elif part.strip(" ,;.:!?\"'"):
+            piece = part.strip(" ,;:!?\"'").rstrip(".")
+            lead = _LEADING.match(piece)
+            if lead and lead.end() < len(piece):  # ", and orders an album": the conjunction is the separator's
+                separator, piece = separator + lead.group(0), piece[lead.end() :]
+            out.append((separator, piece))
+            separator = ""
+    return out
+
+
+def _framing(index: int, piece: str, after: str) -> bool:
+    """The piece names what is built, not a function of it: an opening such as "I'm building a bot for our group";
+    or, opening the requirement, a noun phrase before a relative word, a colon or a comma ("An app that ...",
+    "Expense bot: ...", "a site that ...", "Mashup that ...")."""
+    if _FRAMING_OPENING.match(piece):
+        return True
+    if index != 0:
+        return False
+    words = piece.split()
+    determined = words[0].lower() in ("a", "an", "the", "my", "our")
+    relative = re.match(r"\s*(?:that|which|who|where)\b", after, re.I) is not None
+    introduces = re.match(r"\s*(?:with\b|:|,)", after, re.I) is not None
+    if determined and (relative or introduces):
+        return len(content_words(piece)) <= 2
+    return (relative and len(words) <= 3) or (after.strip().startswith(":") and len(words) <= 4)
+
+
+def read(requirement: str, max_needs: int = 12) -> Reading:
+    """The requirement's needs and context (see the module's docstring)."""
+    pieces = _pieces(requirement)
+    reading = Reading()
+    groups: list[list[tuple[str, str]]] = []  # each need's pieces, with their separators
+    for index, (separator, piece) in enumerate(pieces):
+        after = pieces[index + 1][0] if index + 1 < len(pieces) else ""
+        if _WHEN.match(piece) or (is_asking(piece) and content_words(piece)) or _framing(index, piece, after):
+            reading.context.append(piece)
+        elif dangling(piece) and groups:
+            groups[-1].append((separator, piece))  # a detail of the need before it
+        elif not content_words(piece):
+            reading.context.append(piece)
+        else:
+            groups.append([(separator, piece)])
+    for group in groups:
+        text = group[0][1] + "".join(f"{sep.rstrip(',; ') or ','} {piece}" if sep.strip() in (",", ";") else f"{sep}{piece}" for sep, piece in group[1:])
+        reading.needs.append(" ".join(text.split()))
+    if not reading.needs:
+        reading.needs = [" ".join(requirement.split())]
+    while len(reading.needs) > max_needs:  # too many for one plan: join the shortest neighbouring pair
+        k = min(range(len(reading.needs) - 1), key=lambda j: len(reading.needs[j]) + len(reading.needs[j + 1]))
+        reading.needs[k : k + 2] = [f"{reading.needs[k]}; {reading.needs[k + 1]}"]
+    return reading

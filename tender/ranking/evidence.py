@@ -1,0 +1,98 @@
+"""What speaks for an item serving a function: one typed record per (function, item), made by one extractor for
+bidding and for training alike (`Ranker.shortlist`, `training.ranker`).
+
+Every number is relative where the catalogue sets the scale: a catalogue of short tool descriptions has other
+cosine similarities and BM25 scores than one of long API pages, so each is also given against the function's
+best in the catalogue. Usage history and popularity are evidence like the rest, never a decision on their own."""
+
+import math
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Evidence(BaseModel):
+    """Why an item may serve a function."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dense: float = Field(description="Cosine similarity of the function and the item's text (name, description).")
+    dense_gap: float = Field(description="The same, less the function's best in the catalogue (0 for the best).")
+    dense_rank: int = Field(description="The item's rank by that similarity, 1 for the best.")
+    dense_requirement: float = Field(description="Cosine similarity of the whole requirement and the item's text.")
+    name: float = Field(description="Cosine similarity of the function and the words of the item's own name.")
+    name_gap: float = Field(description="The same, less the function's best name in the catalogue.")
+    lexical: float = Field(description="BM25 of the function's words in the item, over the function's best (0 to 1).")
+    lexical_rank: int = Field(description="The item's rank by BM25, 1 for the best; 0: no word in common.")
+    history: float = Field(0.0, description="Share of the nearest past mashups' weight (nearest to the function) "
+                           "that used the item.")
+    history_requirement: float = Field(0.0, description="The same, nearest to the whole requirement.")
+    uses: int = Field(0, description="Past mashups that used the item.")
+    catalogue_history: bool = Field(False, description="Whether the catalogue has usage history at all.")
+    named: float = Field(0.0, description="1 where the requirement names the item, 0.5 by its first words.")
+    deprecated: bool = False
+
+    def words(self) -> list[str]:
+        """The evidence in plain words, strongest first, for a bid's reason."""
+        said = []
+        if self.named >= 1:
+            said.append("the requirement names it")
+        strength = "closely" if self.dense_rank == 1 or self.dense >= 0.5 else "partly" if self.dense >= 0.3 else "loosely"
+        said.append(f"its description {strength} matches ({self.dense:.2f}, rank {self.dense_rank})")
+        if self.lexical_rank:
+            said.append(f"it shares the function's words (BM25 rank {self.lexical_rank})")
+        if self.name_gap > -0.05 and self.name > 0.3:
+            said.append(f"its name says what is asked ({self.name:.2f})")
+        if max(self.history, self.history_requirement) >= 0.1:
+            said.append(f"similar past apps used it ({max(self.history, self.history_requirement):.0%} of the nearest)")
+        elif self.uses:
+            said.append(f"used by {self.uses} past app{'s' if self.uses != 1 else ''}")
+        return said
+
+
+# The scorer's inputs, in order: each evidence number, once for a catalogue with usage history and once for one
+# without (a learned weight per regime: a description match means more where no history speaks), and the regime.
+BASE = (
+    "dense",
+    "dense_gap",
+    "dense_top",
+    "dense_requirement",
+    "name",
+    "name_gap",
+    "lexical",
+    "lexical_top",
+    "history",
+    "history_requirement",
+    "usage",
+    "used",
+    "named",
+)
+FEATURES = tuple(f"{name}:{regime}" for regime in ("history", "cold") for name in BASE) + ("history_regime",)
+
+
+def _top(rank: int) -> float:
+    """1 for the first, falling as 1/log2(rank + 1); 0 for no rank."""
+    return 1.0 / math.log2(rank + 1) if rank > 0 else 0.0
+
+
+def vector(e: Evidence) -> np.ndarray:
+    """The scorer's input for one piece of evidence, in FEATURES order."""
+    base = np.array(
+        [
+            e.dense,
+            e.dense_gap,
+            _top(e.dense_rank),
+            e.dense_requirement,
+            e.name,
+            e.name_gap,
+            e.lexical,
+            _top(e.lexical_rank),
+            e.history,
+            e.history_requirement,
+            math.log1p(e.uses),
+            float(e.uses > 0),
+            e.named,
+        ]
+    )
+    h = float(e.catalogue_history)
+    return np.concatenate([base * h, base * (1 - h), [h]])

@@ -1,0 +1,61 @@
+"""Which items a requirement names: a developer who writes "post it to Twitter" has chosen Twitter."""
+
+import re
+
+_patterns: dict[str, re.Pattern] = {}
+
+
+def name_forms(name: str) -> list[tuple[str, float]]:
+    """Ways a requirement may name an item, with how sure the match is: the full name (without a trailing 'API'),
+    and for a name of several words the name without its last word."""
+    full = re.sub(r"\s+API$", "", name.strip(), flags=re.I)
+    forms = [(full, 1.0)]
+    words = full.split()
+    if len(words) > 1:
+        forms.append((" ".join(words[:-1]), 0.5))
+    return forms
+
+
+def mentions(name: str, text: str) -> float:
+    """1.0 if the item is named in full in the text, 0.5 if only by its first words, else 0. Case-sensitive for
+    short names, which are often common words ('Box', 'Events'), and for first words, which are often ordinary
+    words in lower case ('internet' does not name 'Internet Archive')."""
+    best = 0.0
+    for form, strength in name_forms(name):
+        if len(form) < 3 or strength <= best:
+            continue
+        exact = len(form) <= 5 or form.islower() or strength < 1.0
+        key = f"{form}\x00{exact}"
+        pattern = _patterns.get(key)
+        if pattern is None:
+            pattern = _patterns[key] = re.compile(rf"(?<![\w-]){re.escape(form)}(?![\w-])", 0 if exact else re.I)
+        if form.casefold() in text.casefold() and pattern.search(text):
+            best = strength
+    return best
+
+
+class NameIndex:
+    """The catalogue's names, for finding those a text names without a regular expression per item and text."""
+
+    def __init__(self, names: list[tuple[int, str]]):
+        self._names = dict(names)
+        self._keys = [(item, name_forms(name)[-1][0].casefold()) for item, name in names]
+        self._cache: dict[str, dict[int, float]] = {}
+
+    def named(self, text: str) -> dict[int, float]:
+        """The items the text names, with how surely (see mentions)."""
+        found = self._cache.get(text)
+        if found is None:
+            lowered = text.casefold()
+            found = {
+                item: m
+                for item, key in self._keys
+                if len(key) >= 3 and key in lowered and (m := mentions(self._names[item], text)) > 0
+            }
+            if len(self._cache) > 256:
+                self._cache.clear()
+            self._cache[text] = found
+        return found
+
+    def mentions(self, item: int, text: str) -> float:
+        return self.named(text).get(item, 0.0)

@@ -1,0 +1,73 @@
+"""The one scorer: a logistic model over the evidence (evidence.FEATURES), fitted by `tender train ranker` on
+training parts only, then calibrated per regime (catalogues with and without usage history) on dev parts, so that
+a score reads as the probability that the item serves the function. The file records what it was fitted on."""
+
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .evidence import FEATURES, Evidence, vector
+
+MODEL_FILE = Path(__file__).with_name("model.json")
+
+
+class Objective(BaseModel):
+    """The selection objective's two numbers, fitted on dev parts (training/ranker.py)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cost: float = Field(0.3, description="What an item costs a plan, against the expected coverage it adds.")
+    redundancy: float = Field(0.1, description="What a second item of the same provider for the same function costs.")
+
+
+class Scorer(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    features: tuple[str, ...] = FEATURES
+    weights: tuple[float, ...]
+    bias: float
+    # Per regime ("history", "cold"): (slope, intercept) applied to the model's log-odds (Platt scaling).
+    calibration: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    objective: Objective = Field(default_factory=Objective)
+    encoder: str = ""
+    fitted_on: dict[str, object] = Field(default_factory=dict, description="What data each part was fitted on.")
+
+    @model_validator(mode="after")
+    def _same_features(self):
+        if tuple(self.features) != FEATURES or len(self.weights) != len(FEATURES):
+            raise ValueError(
+                "the ranking model was fitted on other features than this version extracts; refit it with "
+                "`tender train ranker`"
+            )
+        return self
+
+    @classmethod
+    def load(cls, path: Path | str = MODEL_FILE) -> "Scorer":
+        return cls.model_validate_json(Path(path).read_text())
+
+    @cached_property
+    def _w(self) -> np.ndarray:
+        return np.array(self.weights)
+
+    def logits(self, evidence: list[Evidence]) -> np.ndarray:
+        if not evidence:
+            return np.zeros(0)
+        x = np.stack([vector(e) for e in evidence])
+        z = x @ self._w + self.bias
+        for regime, (slope, intercept) in self.calibration.items():
+            rows = np.array([(e.catalogue_history == (regime == "history")) for e in evidence])
+            z = np.where(rows, slope * z + intercept, z)
+        return z
+
+    def probabilities(self, evidence: list[Evidence]) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-np.clip(self.logits(evidence), -40, 40)))
+
+
+def untrained() -> Scorer:
+    """A scorer that ranks by the description's similarity alone: what a first fit starts from."""
+    weights = [0.0] * len(FEATURES)
+    for regime in ("history", "cold"):
+        weights[FEATURES.index(f"dense:{regime}")] = 10.0
+    return Scorer(weights=tuple(weights), bias=-5.0, fitted_on={"untrained": True})

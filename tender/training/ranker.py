@@ -1,0 +1,282 @@
+"""Fitting the ranking model (tender/ranking/model.json) on training parts only.
+
+Examples are the candidates of a request's shortlist, made by the same Ranker that serves (one extractor), each
+labelled by whether it is in the request's gold set:
+
+- MetaTool single-tool requests of the `train` split (their tools never in a dev or test part), over the 199
+  plugins, no usage history;
+- ProgrammableWeb mashups of the train part, as written and with names masked, with the usage history of the
+  other train mashups (five folds: a mashup never sees itself), and without any history.
+
+Each source weighs the same. The model is a logistic regression (L2, Newton's method); it is then calibrated per
+regime on the dev parts, and the selection's cost is fitted on the dev parts (tender eval's harness)."""
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from tender.agents.text import mask_names
+from tender.catalog import Catalog
+from tender.evaluation.catalogues import Catalogues
+from tender.evaluation.datasets import Paths, split
+from tender.ranking.evidence import FEATURES, vector
+from tender.ranking.retrieval import Ranker
+from tender.ranking.scorer import MODEL_FILE, Scorer, untrained
+from tender.ranking.vectors import QueryEncoder
+from tender.settings import Settings
+
+FOLDS = 5
+
+
+@dataclass
+class Examples:
+    """Rows of features, labels, and the request each row came from."""
+
+    source: str
+    x: list[np.ndarray]
+    y: list[float]
+    query: list[int]
+
+
+def examples(
+    source: str,
+    catalog: Catalog,
+    requests: list[tuple[str, set[int]]],
+    progress: bool,
+    offset: int = 0,
+    functions: bool = False,
+) -> Examples:
+    """Each request's shortlist, the request read as one function, labelled by the gold set. With `functions`,
+    also the shortlist of each function the embedded decomposition finds in it (read in the request's context),
+    labelled the same way: what a plan's functions are bid for."""
+    assert catalog.embedder is not None
+    ranker = Ranker(catalog, QueryEncoder(catalog.embedder), untrained())
+    out = Examples(source, [], [], [])
+    for n, (text, gold) in enumerate(tqdm(requests, desc=source, disable=not progress)):
+        parts = [text]
+        if functions:
+            parts += [f for f in decompose(text) if f != text]
+        for part in parts:
+            for candidate in ranker.shortlist(part, text).candidates:
+                out.x.append(vector(candidate.evidence))
+                out.y.append(float(candidate.item in gold))
+                out.query.append(offset + n)
+    return out
+
+
+def decompose(text: str) -> list[str]:
+    """The functions the embedded manager finds in a request."""
+    from tender.agents.decomposition import read
+
+    return read(text).needs
+
+
+def metatool_train(paths: Paths, catalogues: Catalogues, sample: int, seed: int, progress: bool) -> Examples:
+    rows = [json.loads(line) for line in paths.need("metatool", "single_tool_queries.jsonl").open()]
+    train = [r for r in rows if r["split"] == "train"]
+    chosen = random.Random(seed).sample(train, min(sample, len(train)))
+    catalog = catalogues.open("metatool")
+    try:
+        return examples("metatool train", catalog, [(r["description"], set(r["api_ids"])) for r in chosen], progress)
+    finally:
+        catalog.close()
+
+
+def programmableweb_train(
+    paths: Paths, catalogues: Catalogues, sample: int, seed: int, progress: bool, history: bool
+) -> Examples:
+    mashups = [json.loads(line) for line in paths.need("programmableweb", "mashups.jsonl").open()]
+    held = set(split("programmableweb")["dev"]) | set(split("programmableweb")["test"])
+    train = [m for m in mashups if m["id"] not in held and m["api_ids"] and (m["description"] or m["name"])]
+    rng = random.Random(seed)
+    chosen = rng.sample(train, min(sample, len(train)))
+    source = "programmableweb train, history of the other folds" if history else "programmableweb train, no history"
+    out = Examples(source, [], [], [])
+    folds = [chosen[k::FOLDS] for k in range(FOLDS)] if history else [chosen]
+    for k, fold in enumerate(folds):
+        hidden = sorted(held | {m["id"] for m in fold})
+        catalog = catalogues.open("programmableweb", hidden, history=history)
+        try:
+            names = [a.name for a in catalog.apis()]
+            requests = []
+            for i, m in enumerate(fold):
+                text = m["description"] or m["name"]
+                if i % 2:  # half with API names masked, as a user who does not know them writes
+                    text = mask_names(text, names) or text
+                requests.append((text, set(m["api_ids"])))
+            part = examples(
+                f"{source} ({k + 1}/{len(folds)})",
+                catalog,
+                requests,
+                progress,
+                offset=len(out.query) and max(out.query) + 1,
+                functions=True,
+            )
+            out.x += part.x
+            out.y += part.y
+            out.query += part.query
+        finally:
+            catalog.close()
+    return out
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray, l2: float = 1.0, steps: int = 50) -> np.ndarray:
+    """Weights (bias last) of an L2-penalised logistic regression, by Newton's method."""
+    a = np.hstack([x, np.ones((len(x), 1))])
+    w = np.zeros(a.shape[1])
+    penalty = np.full(a.shape[1], l2)
+    penalty[-1] = 0.0  # the bias is not penalised
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-np.clip(a @ w, -40, 40)))
+        gradient = a.T @ (weight * (p - y)) + penalty * w
+        hessian = (a * (weight * p * (1 - p))[:, None]).T @ a + np.diag(penalty)
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return w
+
+
+def fit(sources: list[Examples], l2: float = 1.0) -> tuple[np.ndarray, float]:
+    x = np.vstack([np.stack(s.x) for s in sources])
+    y = np.concatenate([np.array(s.y) for s in sources])
+    # Each source weighs the same in all, however many rows it has.
+    weight = np.concatenate([np.full(len(s.y), len(y) / (len(sources) * len(s.y))) for s in sources])
+    w = fit_logistic(x, y, weight, l2)
+    return w[:-1], float(w[-1])
+
+
+def calibrate(scorer: Scorer, sources: list[Examples]) -> dict[str, tuple[float, float]]:
+    """Platt scaling per regime: (slope, intercept) on the model's log-odds, fitted on dev examples, so that a score
+    reads as the probability that the item serves the function in catalogues with and without usage history."""
+    w, b = np.array(scorer.weights), scorer.bias
+    out = {}
+    for regime in ("history", "cold"):
+        rows = [(x, y) for s in sources for x, y in zip(s.x, s.y) if (x[-1] == 1.0) == (regime == "history")]
+        if not rows:
+            continue
+        z = np.array([x @ w + b for x, _ in rows])
+        y = np.array([y for _, y in rows])
+        slope, intercept = fit_logistic(z[:, None], y, np.ones(len(y)), l2=1e-6)
+        out[regime] = (round(float(slope), 6), round(float(intercept), 6))
+    return out
+
+
+def dev_examples(paths: Paths, catalogues: Catalogues, sample: int, seed: int, progress: bool) -> list[Examples]:
+    """Examples made like the training ones, from dev parts (for calibration only)."""
+    from tender.evaluation.datasets import DATASETS
+
+    out = []
+    for name, history in (("programmableweb", True), ("programmableweb", False), ("metatool-multi", False)):
+        data = DATASETS[name]
+        catalog = catalogues.open(data.catalogue, data.hidden(paths, "dev"), history=history)
+        try:
+            queries = data.queries(paths, "dev", catalog)
+            queries = random.Random(seed).sample(queries, min(sample, len(queries)))
+            label = f"{name} dev, {'history' if history else 'no history'}"
+            out.append(examples(label, catalog, [(q.text, q.gold_items) for q in queries], progress))
+        finally:
+            catalog.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tender train ranker", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=MODEL_FILE, help="model file to write (default: the shipped one)")
+    parser.add_argument("--metatool", type=int, default=4000, help="MetaTool train requests drawn")
+    parser.add_argument("--mashups", type=int, default=1500, help="ProgrammableWeb train mashups drawn (each regime)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--l2", type=float, default=1.0)
+    parser.add_argument("--dev", type=int, default=300, help="queries drawn from each dev part for calibration and the objective")
+    parser.add_argument("--examples", type=Path, help="keep the training examples in this .npz (made once, then reused)")
+    parser.add_argument("--keep-objective", action="store_true", help="keep the objective of the model at --out")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args(argv)
+    settings = Settings.from_env()
+    paths = Paths(settings.data_dir.parent)
+    catalogues = Catalogues(settings, paths, progress=not args.quiet)
+    started = time.perf_counter()
+    progress = not args.quiet
+    if args.examples and args.examples.is_file():
+        sources = load_examples(args.examples)
+    else:
+        sources = [
+            metatool_train(paths, catalogues, args.metatool, args.seed, progress),
+            programmableweb_train(paths, catalogues, args.mashups, args.seed, progress, history=True),
+            programmableweb_train(paths, catalogues, args.mashups, args.seed + 1, progress, history=False),
+        ]
+        if args.examples:
+            save_examples(sources, args.examples)
+    weights, bias = fit(sources, args.l2)
+    previous = Scorer.load(args.out) if args.out.is_file() else None
+    fitted = Scorer(weights=tuple(round(float(w), 6) for w in weights), bias=round(bias, 6))
+    development = dev_examples(paths, catalogues, args.dev, args.seed, progress)
+    calibration = calibrate(fitted, development)
+    scorer = fitted.model_copy(update={"calibration": calibration})
+    if not args.keep_objective:
+        from .objective import fit_objective
+
+        scorer = scorer.model_copy(update={"objective": fit_objective(scorer, catalogues, args.dev, args.seed, progress)})
+    elif previous:
+        scorer = scorer.model_copy(update={"objective": previous.objective})
+    scorer = scorer.model_copy(
+        update={
+            "encoder": catalogues.settings.embedding_model or "all-MiniLM-L6-v2",
+            "fitted_on": {
+                "model": {
+                    "sources": [_described(s) for s in sources],
+                    "parts": "MetaTool single-tool split 'train'; ProgrammableWeb mashups outside "
+                    "splits/programmableweb.json's dev and test",
+                    "seed": args.seed,
+                    "l2": args.l2,
+                },
+                "calibration": {"sources": [_described(s) for s in development], "parts": "dev parts"},
+                "objective": {
+                    "parts": "dev parts of programmableweb, metatool-multi, openapi-suite, programmableweb-suite "
+                    "(manager-led, every variant); never mcp-suite",
+                    "fitted": not args.keep_objective,
+                },
+            },
+        }
+    )
+    args.out.write_text(scorer.model_dump_json(indent=1) + "\n")
+    print(f"Wrote {args.out} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    for name, w in sorted(zip(FEATURES, weights), key=lambda pair: -abs(pair[1])):
+        print(f"  {name:32s} {w:+.3f}", file=sys.stderr)
+    return 0
+
+
+def save_examples(sources: list[Examples], path: Path) -> None:
+    arrays: dict = {}
+    for i, s in enumerate(sources):
+        arrays[f"x{i}"], arrays[f"y{i}"], arrays[f"q{i}"] = np.stack(s.x), np.array(s.y), np.array(s.query)
+    arrays |= {"names": np.array([s.source for s in sources]), "features": np.array(FEATURES)}
+    np.savez_compressed(path, **arrays)
+
+
+def load_examples(path: Path) -> list[Examples]:
+    data = np.load(path)
+    if tuple(data["features"]) != FEATURES:
+        raise SystemExit(f"{path} holds examples of other features; delete it to make them again")
+    return [
+        Examples(str(name), list(data[f"x{i}"]), list(data[f"y{i}"]), list(data[f"q{i}"]))
+        for i, name in enumerate(data["names"])
+    ]
+
+
+def _described(s: Examples) -> dict:
+    return {"source": s.source, "requests": len(set(s.query)), "rows": len(s.y), "positive": int(sum(s.y))}
+
+
+Sources = Callable[..., Examples]
+
+if __name__ == "__main__":
+    sys.exit(main())
