@@ -98,7 +98,9 @@ class Settings:
             llm_cache=_switch(env, "TENDER_LLM_CACHE", True),
             deadline_s=_number(env, "TENDER_DEADLINE", float, None, minimum=0.1),
             http_token=env.get("TENDER_HTTP_TOKEN") or None,
-            ranking_model_path=Path(env["TENDER_RANKING_MODEL"]).expanduser() if env.get("TENDER_RANKING_MODEL") else None,
+            ranking_model_path=Path(env["TENDER_RANKING_MODEL"]).expanduser()
+            if env.get("TENDER_RANKING_MODEL")
+            else None,
         )
 
 

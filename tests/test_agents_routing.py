@@ -71,8 +71,12 @@ def test_a_provider_is_reached_through_its_items_of_no_category(mixed):
 
 def test_a_call_reaches_the_holders_of_the_best_candidates_first(mixed):
     ids = {a.name.split(" ")[0]: a.id for a in mixed.apis()}
-    cfp = CallForProposals(sender="manager", receiver="*", task_id="t1", function="send an SMS", requirement="send an SMS")
-    shortlist = Tender(mixed, scorer=keep_everything()).ranker.shortlist("send an SMS to a phone", "send an SMS to a phone")
+    cfp = CallForProposals(
+        sender="manager", receiver="*", task_id="t1", function="send an SMS", requirement="send an SMS"
+    )
+    shortlist = Tender(mixed, scorer=keep_everything()).ranker.shortlist(
+        "send an SMS to a phone", "send an SMS to a phone"
+    )
     routing, contacted = Router(mixed, "api").route(cfp, (shortlist,), 1)
     assert contacted == [f"api:{ids['sendSms']}"] and routing.eligible == 3
 

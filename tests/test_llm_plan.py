@@ -75,9 +75,7 @@ def test_an_llm_manager_with_offline_contractors(catalog, embedder):
 @pytest.mark.parametrize("protocol", ["manager-led", "contractor-led", "collaborative", "single-agent"])
 def test_an_llm_that_never_answers_well_gives_the_offline_plan(catalog, embedder, protocol):
     request = Request.create(REQUIREMENT, protocol=protocol)
-    offline = Tender(catalog, manager=EmbeddedReasoner(), contractors=EmbeddedReasoner()).recommend(
-        request
-    )
+    offline = Tender(catalog, manager=EmbeddedReasoner(), contractors=EmbeddedReasoner()).recommend(request)
     with FakeLLMServer(respond=lambda body: Answer("I would suggest Google Maps.")) as server:
         run = tender(catalog, embedder, server, manager=True, contractors=True).recommend(request)
 

@@ -128,7 +128,10 @@ def read(requirement: str, max_needs: int = 12) -> Reading:
         else:
             groups.append([(separator, piece)])
     for group in groups:
-        text = group[0][1] + "".join(f"{sep.rstrip(',; ') or ','} {piece}" if sep.strip() in (",", ";") else f"{sep}{piece}" for sep, piece in group[1:])
+        text = group[0][1] + "".join(
+            f"{sep.rstrip(',; ') or ','} {piece}" if sep.strip() in (",", ";") else f"{sep}{piece}"
+            for sep, piece in group[1:]
+        )
         reading.needs.append(" ".join(text.split()))
     if not reading.needs:
         reading.needs = [" ".join(requirement.split())]

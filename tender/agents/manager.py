@@ -73,7 +73,9 @@ class Manager:
         self.max_categories = max_categories
 
     # -- step 1 -----------------------------------------------------------------------------------
-    def decompose(self, request: Request, context: RunContext, negotiation: Negotiation | None = None) -> list[FunctionSpec]:
+    def decompose(
+        self, request: Request, context: RunContext, negotiation: Negotiation | None = None
+    ) -> list[FunctionSpec]:
         """Step 1: the needs the caller stated, as they are, or the reasoner's decomposition of the requirement."""
         if request.needs:
             context.note(f"The plan's {len(request.needs)} step(s) are the needs the caller stated, as stated.")
@@ -97,12 +99,16 @@ class Manager:
         mapped: dict[str, list[str]] = {f.id: [] for f in functions}
         if not tasks:
             return mapped
-        for (function_id, task), mapping in zip(tasks.items(), self.reasoner.run_batch(list(tasks.values()), negotiation.context)):
+        for (function_id, task), mapping in zip(
+            tasks.items(), self.reasoner.run_batch(list(tasks.values()), negotiation.context)
+        ):
             known = {c.name for c in task.candidates}
             mapped[function_id] = [c for c in mapping.categories if c in known][: self.max_categories]
         return mapped
 
-    def _map_task(self, negotiation: Negotiation, function: FunctionSpec, shortlist: Shortlist) -> MapCategoriesTask | None:
+    def _map_task(
+        self, negotiation: Negotiation, function: FunctionSpec, shortlist: Shortlist
+    ) -> MapCategoriesTask | None:
         weight: dict[str, float] = {}
         count: dict[str, int] = {}
         best = shortlist.candidates[:CATEGORY_EVIDENCE]
@@ -115,10 +121,14 @@ class Manager:
                 count[name] = count.get(name, 0) + 1
         if not weight:
             return None
-        shares = {n: sum(c.score for c in best if n in self.catalog.get_api(c.item).categories[:1]) / total for n in weight}
+        shares = {
+            n: sum(c.score for c in best if n in self.catalog.get_api(c.item).categories[:1]) / total for n in weight
+        }
         sizes = {c.name: c.api_count for c in self.catalog.categories()}
         candidates = [
-            CategoryCandidate(name=n, similarity=round(weight[n], 4), neighbour_votes=round(shares[n], 4), api_count=sizes.get(n, 0))
+            CategoryCandidate(
+                name=n, similarity=round(weight[n], 4), neighbour_votes=round(shares[n], 4), api_count=sizes.get(n, 0)
+            )
             for n in sorted(weight, key=lambda n: (-weight[n], n))
         ]
         return MapCategoriesTask(
@@ -206,10 +216,14 @@ class Manager:
             return f"{proposal.api_name} is in excluded categories {sorted(broken)}"
         return None
 
-    def backtrack(self, negotiation: Negotiation, function: FunctionSpec, tried: list[str], round: int, reason: str) -> None:
+    def backtrack(
+        self, negotiation: Negotiation, function: FunctionSpec, tried: list[str], round: int, reason: str
+    ) -> None:
         """Record that a function goes out again, to every category (its mapped ones drew no acceptable bid)."""
         negotiation.transcript.backtracking.append(
-            Backtrack(function_id=function.id, round=round, reason=reason, from_categories=sorted(tried), to_categories=[])
+            Backtrack(
+                function_id=function.id, round=round, reason=reason, from_categories=sorted(tried), to_categories=[]
+            )
         )
 
     # -- step 4 -----------------------------------------------------------------------------------
@@ -237,7 +251,9 @@ class Manager:
         known = set(ids)
         return selection.model_copy(update={"api_ids": [a for a in dict.fromkeys(selection.api_ids) if a in known]})
 
-    def award(self, negotiation: Negotiation, proposals: list[Propose], selected: list[int], awards: dict[int, Propose]) -> None:
+    def award(
+        self, negotiation: Negotiation, proposals: list[Propose], selected: list[int], awards: dict[int, Propose]
+    ) -> None:
         """Accept the proposal each selected API is awarded on (`awards`, one per API), reject the rest; the winners
         inform."""
         chosen = set(selected)
@@ -246,14 +262,24 @@ class Manager:
             if awards.get(p.api_id) is p and p.api_id in chosen:
                 negotiation.send(
                     AcceptProposal(
-                        sender=MANAGER, receiver=p.sender, task_id=p.task_id, at_ms=at(), api_id=p.api_id,
+                        sender=MANAGER,
+                        receiver=p.sender,
+                        task_id=p.task_id,
+                        at_ms=at(),
+                        api_id=p.api_id,
                         reason=f"selected (score {p.score:.2f})",
                     )
                 )
             else:
-                why = "a better bid for the same API was accepted" if p.api_id in chosen else "not selected for the final set"
+                why = (
+                    "a better bid for the same API was accepted"
+                    if p.api_id in chosen
+                    else "not selected for the final set"
+                )
                 negotiation.send(
-                    RejectProposal(sender=MANAGER, receiver=p.sender, task_id=p.task_id, at_ms=at(), api_id=p.api_id, reason=why)
+                    RejectProposal(
+                        sender=MANAGER, receiver=p.sender, task_id=p.task_id, at_ms=at(), api_id=p.api_id, reason=why
+                    )
                 )
         for api_id in selected:
             p = awards[api_id]
@@ -270,5 +296,7 @@ class Manager:
 
     def fail(self, negotiation: Negotiation, task_id: str, reason: str) -> None:
         negotiation.send(
-            Failure(sender=MANAGER, receiver="*", task_id=task_id, at_ms=negotiation.context.elapsed_ms(), reason=reason)
+            Failure(
+                sender=MANAGER, receiver="*", task_id=task_id, at_ms=negotiation.context.elapsed_ms(), reason=reason
+            )
         )

@@ -79,13 +79,17 @@ def manager_led(manager: Manager, negotiation: Negotiation) -> Outcome:
         if not offers and categories:
             # Nothing acceptable inside the mapped categories: announce again, to every category.
             step.status, step.rounds = StepStatus.backtracked, 2
-            manager.backtrack(negotiation, function, categories, 1, f"no acceptable proposal in {', '.join(categories)}")
+            manager.backtrack(
+                negotiation, function, categories, 1, f"no acceptable proposal in {', '.join(categories)}"
+            )
             offers = manager.announce(
                 negotiation, function=function, categories=[], steps=["match"], shortlists=(shortlist,), round=2
             )
         if not offers:
             step.status = StepStatus.failed
-            manager.fail(negotiation, function.id, f"no contractor could realise {function.id} in {step.rounds} round(s)")
+            manager.fail(
+                negotiation, function.id, f"no contractor could realise {function.id} in {step.rounds} round(s)"
+            )
         proposals.extend(offers)
     negotiation.context.report(len(functions), len(functions) + 1, "selecting the API set")
     final, awards = _selected(manager, negotiation, functions, proposals)
@@ -315,7 +319,13 @@ def fill_steps(outcome: Outcome, awards: dict[int, Propose], api_names: dict[int
         if step is None:
             continue
         step.awarded.append(
-            Award(api_id=api_id, api_name=api_names[api_id], score=p.score, rationale=p.rationale, level=confidence(p.score))
+            Award(
+                api_id=api_id,
+                api_name=api_names[api_id],
+                score=p.score,
+                rationale=p.rationale,
+                level=confidence(p.score),
+            )
         )
         step.status = StepStatus.awarded
     serving = {a.api_id: s.id for s in outcome.steps for a in s.awarded}
@@ -326,7 +336,9 @@ def fill_steps(outcome: Outcome, awards: dict[int, Propose], api_names: dict[int
         unique = list({p.api_id: p for p in reversed(bids)}.values())[::-1]
         unique.sort(key=lambda p: -p.score)
         step.reason = (
-            unserved_reason(step.function, unique, serving) if unique else f"no contractor proposed an API for '{step.function}'"
+            unserved_reason(step.function, unique, serving)
+            if unique
+            else f"no contractor proposed an API for '{step.function}'"
         )
         if step.status != StepStatus.failed:  # failed: every round of announcements went unanswered
             step.status = StepStatus.unserved
@@ -412,7 +424,9 @@ def _announce_required(
             negotiation, function=function, categories=[category], steps=["match"], shortlists=(shortlist,), reserve=0.0
         )
         offers = [p for p in offers if category in manager.catalog.get_api(p.api_id).categories]
-    offers = [p.model_copy(update={"function_id": step_id}) for p in offers if manager.admissible(negotiation, p) is None]
+    offers = [
+        p.model_copy(update={"function_id": step_id}) for p in offers if manager.admissible(negotiation, p) is None
+    ]
     outcome.proposals.extend(offers)
     if not offers:
         step.status = StepStatus.failed

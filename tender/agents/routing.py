@@ -23,7 +23,9 @@ class Router:
             return [provider_contractor_id(api.provider_name)]
         return [category_contractor_id(c) for c in api.categories]
 
-    def _eligible(self, item: int, cfp: CallForProposals, excluded_apis: set[int], excluded_categories: set[str]) -> bool:
+    def _eligible(
+        self, item: int, cfp: CallForProposals, excluded_apis: set[int], excluded_categories: set[str]
+    ) -> bool:
         api = self.catalog.get_api(item)
         if item in excluded_apis or excluded_categories.intersection(api.categories):
             return False
@@ -46,7 +48,11 @@ class Router:
                 if not self._eligible(c.item, cfp, excluded_apis, excluded_categories):
                     continue
                 for holder in self._holders(c.item):
-                    if self.organisation == "category" and cfp.categories and holder.split(":", 1)[1] not in cfp.categories:
+                    if (
+                        self.organisation == "category"
+                        and cfp.categories
+                        and holder.split(":", 1)[1] not in cfp.categories
+                    ):
                         continue
                     best[holder] = max(best.get(holder, 0.0), c.score)
                     if c.evidence.named >= 1:

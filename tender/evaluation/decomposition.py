@@ -106,7 +106,9 @@ def score(cases: list[Case], decompose: Callable[[str], tuple[list[str], list[st
         "precision": round(precision, 4),
         "recall": round(recall, 4),
         "f1": round(2 * precision * recall / (precision + recall), 4) if precision + recall else 0.0,
-        "exact": round(sum(r["matched"] == len(r["gold"]) == len(r["found"]) for r in rows) / len(rows), 4) if rows else 0.0,
+        "exact": round(sum(r["matched"] == len(r["gold"]) == len(r["found"]) for r in rows) / len(rows), 4)
+        if rows
+        else 0.0,
         "dropped_needs": sum(len(r["dropped"]) for r in rows),
         "cases_with_a_drop": sum(bool(r["dropped"]) for r in rows),
         "rows": rows,

@@ -24,8 +24,9 @@ class Evidence(BaseModel):
     name_gap: float = Field(description="The same, less the function's best name in the catalogue.")
     lexical: float = Field(description="BM25 of the function's words in the item, over the function's best (0 to 1).")
     lexical_rank: int = Field(description="The item's rank by BM25, 1 for the best; 0: no word in common.")
-    history: float = Field(0.0, description="Share of the nearest past mashups' weight (nearest to the function) "
-                           "that used the item.")
+    history: float = Field(
+        0.0, description="Share of the nearest past mashups' weight (nearest to the function) that used the item."
+    )
     history_requirement: float = Field(0.0, description="The same, nearest to the whole requirement.")
     uses: int = Field(0, description="Past mashups that used the item.")
     catalogue_history: bool = Field(False, description="Whether the catalogue has usage history at all.")
@@ -37,7 +38,9 @@ class Evidence(BaseModel):
         said = []
         if self.named >= 1:
             said.append("the requirement names it")
-        strength = "closely" if self.dense_rank == 1 or self.dense >= 0.5 else "partly" if self.dense >= 0.3 else "loosely"
+        strength = (
+            "closely" if self.dense_rank == 1 or self.dense >= 0.5 else "partly" if self.dense >= 0.3 else "loosely"
+        )
         said.append(f"its description {strength} matches ({self.dense:.2f}, rank {self.dense_rank})")
         if self.lexical_rank:
             said.append(f"it shares the function's words (BM25 rank {self.lexical_rank})")

@@ -86,7 +86,9 @@ class Ranker:
         names = self._names.matrix @ f_vector if len(self._names.ids) == len(self._ids) else dense
         allowed = ~np.isin(self._ids, list(excluded)) if excluded else np.ones(len(self._ids), dtype=bool)
         dense_order = [int(r) for r in np.argsort(-np.where(allowed, dense, -np.inf), kind="stable")[:depth]]
-        lexical = [h for h in self.catalog.lexical(query_terms(function), k=depth + len(excluded)) if h.id not in excluded]
+        lexical = [
+            h for h in self.catalog.lexical(query_terms(function), k=depth + len(excluded)) if h.id not in excluded
+        ]
         history = self._votes(f_vector) if self.has_history else {}
         history_requirement = self._votes(r_vector) if self.has_history else {}
         row = self._items.row
@@ -110,7 +112,9 @@ class Ranker:
         bm25 = {int(h.id): h.score for h in lexical}
         missing = [a for a in pool if a not in bm25]
         if missing:  # BM25 of candidates beyond the lexical ranking's depth
-            bm25.update({int(h.id): h.score for h in self.catalog.lexical(query_terms(function), k=len(missing), among=missing)})
+            bm25.update(
+                {int(h.id): h.score for h in self.catalog.lexical(query_terms(function), k=len(missing), among=missing)}
+            )
         best_bm25 = max(bm25.values(), default=0.0)
         lexical_scores = sorted(bm25.values(), reverse=True)
         allowed_dense = dense[allowed] if allowed.any() else dense

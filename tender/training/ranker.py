@@ -90,12 +90,19 @@ def metatool_train(paths: Paths, catalogues: Catalogues, sample: int, seed: int,
         catalog.close()
 
 
+def train_mashups(paths: Paths) -> list[dict]:
+    """The ProgrammableWeb mashups of the train part (outside splits/programmableweb.json's dev and test) that name
+    their APIs and say something."""
+    mashups = [json.loads(line) for line in paths.need("programmableweb", "mashups.jsonl").open()]
+    held = set(split("programmableweb")["dev"]) | set(split("programmableweb")["test"])
+    return [m for m in mashups if m["id"] not in held and m["api_ids"] and (m["description"] or m["name"])]
+
+
 def programmableweb_train(
     paths: Paths, catalogues: Catalogues, sample: int, seed: int, progress: bool, history: bool
 ) -> Examples:
-    mashups = [json.loads(line) for line in paths.need("programmableweb", "mashups.jsonl").open()]
     held = set(split("programmableweb")["dev"]) | set(split("programmableweb")["test"])
-    train = [m for m in mashups if m["id"] not in held and m["api_ids"] and (m["description"] or m["name"])]
+    train = train_mashups(paths)
     rng = random.Random(seed)
     chosen = rng.sample(train, min(sample, len(train)))
     source = "programmableweb train, history of the other folds" if history else "programmableweb train, no history"
@@ -195,8 +202,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mashups", type=int, default=1500, help="ProgrammableWeb train mashups drawn (each regime)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--l2", type=float, default=1.0)
-    parser.add_argument("--dev", type=int, default=300, help="queries drawn from each dev part for calibration and the objective")
-    parser.add_argument("--examples", type=Path, help="keep the training examples in this .npz (made once, then reused)")
+    parser.add_argument(
+        "--dev", type=int, default=300, help="queries drawn from each dev part for calibration and the objective"
+    )
+    parser.add_argument(
+        "--examples", type=Path, help="keep the training examples in this .npz (made once, then reused)"
+    )
     parser.add_argument("--keep-objective", action="store_true", help="keep the objective of the model at --out")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
@@ -224,7 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.keep_objective:
         from .objective import fit_objective
 
-        scorer = scorer.model_copy(update={"objective": fit_objective(scorer, catalogues, args.dev, args.seed, progress)})
+        scorer = scorer.model_copy(
+            update={"objective": fit_objective(scorer, catalogues, args.dev, args.seed, progress)}
+        )
     elif previous:
         scorer = scorer.model_copy(update={"objective": previous.objective})
     scorer = scorer.model_copy(

@@ -135,4 +135,3 @@ class EmbeddedReasoner(Reasoner):
                 f"{task.selection.cost:.2f} an item"
             ),
         )
-

@@ -1,0 +1,105 @@
+"""The ranking: a function's candidates and their evidence, the one scorer, and the one extractor that serving and
+training share."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tender.catalog import Catalog
+from tender.evaluation.datasets import Paths, split
+from tender.ranking.evidence import FEATURES, Evidence, vector
+from tender.ranking.retrieval import Ranker
+from tender.ranking.scorer import MODEL_FILE, Scorer
+from tender.ranking.vectors import QueryEncoder
+from tests.conftest import ROOT
+from tests.fixture_data import mashup_rows
+
+
+@pytest.fixture
+def ranker(catalog, embedder):
+    return Ranker(catalog, QueryEncoder(embedder), Scorer.load())
+
+
+def ids(shortlist, n=50):
+    return [c.item for c in shortlist.candidates[:n]]
+
+
+def test_a_function_s_best_candidate_shares_its_words_and_meaning(ranker):
+    assert 18 in ids(ranker.shortlist("send an SMS text message", "send an SMS text message"), 3)  # Twilio
+
+
+def test_an_item_the_requirement_names_is_always_a_candidate_and_says_so(ranker):
+    shortlist = ranker.shortlist("share the pictures", "share the pictures on Vimeo")
+    vimeo = shortlist.get(16)
+    assert vimeo is not None and vimeo.evidence.named == 1.0
+
+
+def test_an_excluded_item_is_never_a_candidate(ranker):
+    assert 18 not in ids(ranker.shortlist("send an SMS text message", "send an SMS text message", exclude={18}))
+
+
+def test_evidence_is_read_against_the_function_s_best_in_the_catalogue(ranker):
+    shortlist = ranker.shortlist("current weather forecast", "current weather forecast")
+    best = max(shortlist.candidates, key=lambda c: c.evidence.dense)
+    assert best.evidence.dense_rank == 1 and best.evidence.dense_gap == 0.0
+    assert all(c.evidence.dense_gap <= 0 and c.evidence.dense_rank >= 1 for c in shortlist.candidates)
+    assert list(shortlist.candidates) == sorted(shortlist.candidates, key=lambda c: -c.score)
+
+
+def test_only_a_catalogue_with_usage_history_speaks_of_it(catalog_path, embedder):
+    every = [m["id"] for m in mashup_rows()]
+    cold = Ranker(
+        Catalog(catalog_path, embedder=embedder, exclude_mashups=every), QueryEncoder(embedder), Scorer.load()
+    )
+    shortlist = cold.shortlist("photos on a map", "photos on a map")
+    assert not any(c.evidence.catalogue_history or c.evidence.history or c.evidence.uses for c in shortlist.candidates)
+
+
+def test_a_closer_description_never_scores_lower_all_else_equal():
+    scorer = Scorer.load()
+    base = dict(dense_rank=3, dense_requirement=0.3, name=0.3, name_gap=-0.1, lexical=0.5, lexical_rank=2)
+    for history in (True, False):
+        low = Evidence(dense=0.3, dense_gap=-0.2, catalogue_history=history, **base)
+        high = Evidence(dense=0.4, dense_gap=-0.1, catalogue_history=history, **base)
+        assert scorer.probabilities([high])[0] >= scorer.probabilities([low])[0]
+
+
+def test_the_scorer_refuses_a_model_fitted_on_other_features(tmp_path):
+    data = json.loads(MODEL_FILE.read_text())
+    data["features"] = data["features"][:-1]
+    with pytest.raises(ValueError, match="tender train ranker"):
+        Scorer.model_validate(data)
+
+
+def test_training_examples_are_the_serving_evidence(catalog, embedder):
+    from tender.training.ranker import examples
+
+    text = "restaurant reviews with photos"
+    made = examples("t", catalog, [(text, {3})], progress=False)
+    served = Ranker(catalog, QueryEncoder(embedder), Scorer.load()).shortlist(text, text)
+    assert sorted(tuple(x) for x in made.x) == sorted(tuple(vector(c.evidence)) for c in served.candidates)
+    assert sum(made.y) == (1 if served.get(3) else 0)
+    assert len(FEATURES) == len(made.x[0])
+
+
+def test_the_shipped_model_records_what_each_of_its_parts_was_fitted_on():
+    fitted = Scorer.load().fitted_on
+    assert {"model", "calibration", "objective"} <= set(fitted)
+    assert "train" in str(fitted["model"]["parts"]) and "dev" in str(fitted["calibration"]["parts"])
+    assert "mcp" not in json.dumps(fitted["model"]).lower()
+
+
+def test_training_draws_no_dev_or_test_mashup():
+    from tender.training.ranker import train_mashups
+
+    shared = ROOT.parent / "shared" / "data"
+    if not (shared / "programmableweb" / "mashups.jsonl").is_file():
+        pytest.skip("../shared/data/programmableweb is not beside the clone")
+    drawn = {m["id"] for m in train_mashups(Paths(shared))}
+    held = set(split("programmableweb")["dev"]) | set(split("programmableweb")["test"])
+    assert drawn and not drawn & held
+
+
+def test_the_model_file_is_package_data():
+    assert MODEL_FILE.parent == Path(__file__).resolve().parents[1] / "tender" / "ranking"
