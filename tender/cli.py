@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from tender.agents.protocols import PROTOCOLS, described
 from tender.agents.request import DEFAULT_PROTOCOL
 from tender.catalog import MalformedInput, TenderError
-from tender.errors import DataMissing, SourceError
+from tender.errors import InputToFix, SourceError
 from tender.evaluation.baselines import BASELINES
 from .settings import Settings
 
@@ -33,7 +33,7 @@ class TenderGroup(click.Group):
             click.secho(f"Error: {error}", fg="red", err=True)
             click.echo("Nothing was written; the previous catalogue (if any) is intact.", err=True)
             sys.exit(2)
-        except DataMissing as error:  # a setting (TENDER_DATA) or an option to give
+        except InputToFix as error:  # a requirement, a name, a file or a setting (TENDER_DATA) to give
             click.secho(f"Error: {error}", fg="red", err=True)
             sys.exit(2)
         except TenderError as error:
@@ -628,11 +628,11 @@ def recommend(
     checked_names(catalog, excluded_apis, required, excluded_categories)
     tender = make_tender(settings, catalog, backends)
     run = tender.recommend(request, RunContext(deadline_s=deadline))
-    from tender.answers.runs import RunStore
+    from tender.answers.runs import CatalogRef, RunStore
 
     store = RunStore(settings.runs_path)  # the run log, as the server keeps one: `tender explain` reads it
     try:
-        store.save(run)
+        store.save(run, CatalogRef.of(catalog))
     finally:
         store.close()
     if as_json:
@@ -656,20 +656,29 @@ def runs():
 @click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
 @click.pass_obj
 def runs_list(settings: Settings, limit, as_json):
-    """List the latest runs, newest first: id, time, protocol, the requirement's start and how many APIs.
+    """List the latest runs, newest first: id, time, protocol, how many APIs, the catalogue each was made on
+    (marked "gone" or "changed" when it no longer is what the run saw) and the requirement's start.
 
     \b
     Examples:
         tender runs list
         tender runs list --limit 5 --json
     """
-    from tender.answers.runs import RunStore
+    from tender.answers.provenance import state_of
+    from tender.answers.runs import CatalogRef, RunStore
 
     store = RunStore(settings.runs_path)
     try:
         rows = store.recent(limit)
     finally:
         store.close()
+    states: dict[tuple, str] = {}
+    for row in rows:
+        ref = CatalogRef(**row["catalog"]) if row["catalog"] else None
+        key = (ref.path, ref.fingerprint) if ref else ()
+        if key not in states:
+            states[key] = state_of(ref)[0]
+        row["catalog_state"] = states[key]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -678,10 +687,87 @@ def runs_list(settings: Settings, limit, as_json):
     for row in rows:
         text = " ".join(row["requirement"].split())
         text = text if len(text) <= 60 else text[:59] + "…"
+        where = _home_relative(row["catalog"]["path"]) if row["catalog"] else "catalogue not recorded"
+        mark = f" ({row['catalog_state']})" if row["catalog_state"] in ("gone", "changed") else ""
         click.echo(
             f"{row['run_id']}  {row['created_at'][:19].replace('T', ' ')}  {row['protocol']:<14}  "
-            f"{len(row['api_ids'])} APIs  {text}"
+            f"{len(row['api_ids'])} APIs  {where}{mark}  {text}"
         )
+
+
+def _home_relative(path: str) -> str:
+    home = str(Path.home())
+    return "~" + path[len(home) :] if path.startswith(home + os.sep) else path
+
+
+@runs.command("delete")
+@click.argument("run_ids", nargs=-1, required=True, metavar="RUN_ID...")
+@click.pass_obj
+def runs_delete(settings: Settings, run_ids):
+    """Remove runs from the run log, by id. Nothing is removed if one of the ids is not there.
+
+    \b
+    Example:
+        tender runs delete 5154ebb901684f9896196976d257d94c
+    """
+    from tender.answers.runs import RunStore, UnknownRun
+
+    store = RunStore(settings.runs_path)
+    try:
+        removed = store.delete(list(run_ids))
+    except UnknownRun as error:
+        raise click.BadParameter(
+            f"no run {error.run_id!r} in {settings.runs_path}; nothing was removed. `tender runs list` shows the ids.",
+            param_hint="RUN_ID",
+        ) from None
+    finally:
+        store.close()
+    click.echo(f"Removed {removed} run{'s' if removed != 1 else ''} from {settings.runs_path}.")
+
+
+class Age(click.ParamType):
+    """A span of time: a number and a unit (s, m, h, d, w), e.g. 30d or 12h."""
+
+    name = "age"
+    UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+    def convert(self, value, param, ctx):
+        import datetime
+
+        if isinstance(value, datetime.timedelta):
+            return value
+        text = str(value).strip().lower()
+        number, unit = text[:-1], text[-1:]
+        try:
+            amount = float(number)
+        except ValueError:
+            amount = -1
+        if unit not in self.UNITS or amount < 0:
+            self.fail(f"{value!r} is not an age; write a number and a unit (s, m, h, d or w), e.g. 30d or 12h", param)
+        return datetime.timedelta(seconds=amount * self.UNITS[unit])
+
+
+@runs.command("prune")
+@click.option("--older-than", "older_than", type=Age(), required=True, help="Remove runs older than this (e.g. 30d).")
+@click.option("--dry-run", is_flag=True, help="Only say how many runs would be removed.")
+@click.pass_obj
+def runs_prune(settings: Settings, older_than, dry_run):
+    """Remove the runs stored longer ago than --older-than (s, m, h, d or w: 90m, 12h, 30d, 2w).
+
+    \b
+    Examples:
+        tender runs prune --older-than 30d
+        tender runs prune --older-than 2w --dry-run
+    """
+    from tender.answers.runs import RunStore
+
+    store = RunStore(settings.runs_path)
+    try:
+        count = store.prune(older_than, dry_run=dry_run)
+    finally:
+        store.close()
+    verb = "Would remove" if dry_run else "Removed"
+    click.echo(f"{verb} {count} run{'s' if count != 1 else ''} older than {older_than} from {settings.runs_path}.")
 
 
 @main.command("explain")
@@ -698,7 +784,7 @@ def runs_list(settings: Settings, limit, as_json):
     "--db",
     "db_path",
     type=click.Path(path_type=Path),
-    help="Catalogue to read API descriptions and usage from (default: catalog.db; optional).",
+    help="Where the run's catalogue is now, if it moved (default: the catalogue the run recorded).",
 )
 @click.pass_obj
 def explain_command(settings: Settings, run_id, function, full, diagram, as_json, db_path):
@@ -713,25 +799,25 @@ def explain_command(settings: Settings, run_id, function, full, diagram, as_json
         tender explain 5154ebb901684f9896196976d257d94c --diagram > bidding.mmd
     """
     from tender.answers.explain import explain, explanation_text
-    from tender.answers.runs import RunStore
-    from tender.catalog import CatalogError
-
-    from tender.answers.runs import UnknownRun
+    from tender.answers.provenance import UNRECORDED, RunCatalogues
+    from tender.answers.runs import RunStore, UnknownRun
 
     store = RunStore(settings.runs_path)
     try:
-        run = store.get(run_id)
+        entry = store.entry(run_id)
     except UnknownRun:
         raise click.BadParameter(
             f"no run {run_id!r} in {settings.runs_path}. `tender runs list` shows the latest ids.", param_hint="RUN_ID"
         ) from None
     finally:
         store.close()
-    try:
-        catalog = open_catalog(with_db(settings, db_path), embed=False)
-    except CatalogError:  # the explanation stands without it, only without usage counts
-        catalog = None
-    told = explain(run, function, detail="full" if full else "summary", catalog=catalog)
+    # The run's own catalogue, never the default one: its ids mean something only there.
+    catalog = RunCatalogues(moved="If it moved, name its new place with --db. ").for_run(
+        entry.run.plan.run_id, entry.catalog, where=db_path
+    )
+    told = explain(entry.run, function, detail="full" if full else "summary", catalog=catalog)
+    if catalog is None:
+        told.notes = [*told.notes, UNRECORDED]
     if as_json:
         from tender.answers.brief import lean
 

@@ -4,14 +4,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from tender.catalog import TenderError
+from tender.errors import InputToFix
 
 DEFAULT_PROTOCOL = "manager-led"
 Organisation = Literal["api", "category", "provider"]
 MAX_REQUIREMENT_CHARS = 20_000
 
 
-class InvalidRequest(TenderError):
+class InvalidRequest(InputToFix):
     pass
 
 

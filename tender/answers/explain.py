@@ -9,13 +9,14 @@ import re
 from tender.agents.diagram import sequence_diagram, summary_diagram
 from tender.agents.messages import Transcript
 from tender.agents.plan import Run
-from tender.catalog import Catalog, TenderError
+from tender.catalog import Catalog
+from tender.errors import InputToFix
 
 from .brief import api_choice, one_line, step_reason, why, winning_bid
 from .schemas import Bid, BidBrief, CallExplained, Decision, Detail, Explanation, FunctionExplained, Refusal, StageSizes
 
 
-class UnknownFunction(TenderError):
+class UnknownFunction(InputToFix):
     pass
 
 

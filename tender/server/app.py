@@ -15,7 +15,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
 
-from tender.catalog import TenderError
+from tender.errors import InputToFix
 from tender.settings import Settings
 
 from . import resources, tools
@@ -93,7 +93,7 @@ def transport_security(host: str, allowed_hosts: Sequence[str] = ()) -> Transpor
     )
 
 
-class Unprotected(TenderError):
+class Unprotected(InputToFix):
     def __init__(self, host: str):
         super().__init__(
             f"Refusing to serve on {host} without a bearer token: anyone who can reach it could call "
@@ -158,10 +158,13 @@ def serve(
     )
 
 
+DISTRIBUTION = "tender-mcp"  # pyproject's name; the package and the command are `tender`
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("tender")
-    except PackageNotFoundError:
-        return "0"
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:  # run from a tree that was never installed
+        return "0+unknown"

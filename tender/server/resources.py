@@ -17,7 +17,8 @@ from tender.catalog import ApiNotFound, TenderError
 from tender.agents.messages import transcript_adapter
 
 from .context import SharedApp
-from tender.answers.runs import UnknownRun
+from tender.answers.provenance import state_of
+from tender.answers.runs import StoredRun, UnknownRun
 from .tools import api_details, app_of
 
 JSON = "application/json"
@@ -67,9 +68,11 @@ def register(server, shared: SharedApp) -> None:
     )
     def run(run_id: str, ctx: Context) -> str:
         with readable():
-            stored = app_of(ctx).runs.get(run_id)
+            entry = app_of(ctx).runs.entry(run_id)
+            stored = entry.run
             return json.dumps(
                 {
+                    "catalog": _catalog_of(entry),
                     "plan": stored.plan.model_dump(mode="json"),
                     "transcript": transcript_adapter.dump_python(stored.transcript, mode="json"),
                 },
@@ -122,6 +125,14 @@ def register(server, shared: SharedApp) -> None:
         ):
             return _completion(_starting(shared, lambda c: [a.name for a in c.apis()], typed))
         return None
+
+
+def _catalog_of(entry: StoredRun) -> dict | None:
+    """The catalogue the run was made on and whether it still is what the run saw ('as recorded', 'gone',
+    'changed'): the run's ids name items of that catalogue only."""
+    if entry.catalog is None:
+        return None
+    return entry.catalog.model_dump() | {"state": state_of(entry.catalog)[0]}
 
 
 COMPLETIONS = 100  # the most values one completion may carry (MCP specification)

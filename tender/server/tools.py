@@ -2,6 +2,7 @@
 docstrings are what a calling assistant reads. TenderError becomes ToolError at this edge, so the
 caller sees the message that says how to fix the call."""
 
+import inspect
 import json
 import logging
 import threading
@@ -27,6 +28,7 @@ from .context import AppContext
 from tender.answers.brief import lean, recommendation
 from tender.answers.explain import explain
 from tender.answers.lookup import find_apis, short
+from tender.answers.provenance import UNRECORDED
 from tender.answers.runs import UnknownRun, keep
 from tender.answers.schemas import (
     ApiBrief,
@@ -47,6 +49,10 @@ log = logging.getLogger("tender.server")
 T = TypeVar("T")
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+# Each call stores a new run (with a new run_id) in the runs database: it adds, never changes or removes.
+STORES_A_RUN = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
 Backend = Literal["offline", "llm"]
 if TYPE_CHECKING:
     ProtocolName = str
@@ -133,9 +139,11 @@ TITLES = {
 
 def register(server) -> None:
     for tool in (recommend_apis, explain_bids, compare_protocols, search_apis, get_api, list_categories):
-        # compare_protocols names the registered protocols where its docstring says {protocols}
-        description = (tool.__doc__ or "").replace("{protocols}", ", ".join(PROTOCOLS)) if tool.__doc__ else None
-        server.add_tool(tool, title=TITLES[tool.__name__], description=description, annotations=READ_ONLY)
+        # compare_protocols names the registered protocols where its docstring says {protocols}; the docstring's
+        # indentation is the source's, not the assistant's to read
+        description = inspect.cleandoc(tool.__doc__ or "").replace("{protocols}", ", ".join(PROTOCOLS))
+        annotations = STORES_A_RUN if tool in (recommend_apis, compare_protocols) else READ_ONLY
+        server.add_tool(tool, title=TITLES[tool.__name__], description=description, annotations=annotations)
 
 
 def result_of(model) -> CallToolResult:
@@ -154,8 +162,9 @@ async def recommend_apis(
         Organisation,
         Field(
             description=(
-                "Who the contractors are: 'api' (one agent per API, default) or 'category' (one per category, "
-                "offering that category's APIs)."
+                "Who the contractors are: 'api' (one agent per API or tool, default), 'category' (one per "
+                "category, offering that category's APIs) or 'provider' (one per provider: an MCP server, an "
+                "OpenAPI document's API)."
             )
         ),
     ] = "api",
@@ -229,7 +238,7 @@ async def recommend_apis(
 
         def work(context: RunContext) -> Run:
             run = tender.recommend(request, context)
-            keep(app.runs, run)  # a plan that cannot be stored is returned with a note saying why
+            keep(app.runs, run, app.catalog)  # a plan that cannot be stored is returned with a note saying why
             return run
 
         run = await in_worker(
@@ -273,12 +282,16 @@ def explain_bids(
     app = app_of(ctx)
     with fixable():
         try:
-            run = app.runs.get(run_id)
+            entry = app.runs.entry(run_id)
         except UnknownRun as error:
             if app.missing:  # no catalogue, so no run could have been made: say how to get one
                 raise TenderError(f"{error} {app.missing}") from None
             raise
-        return result_of(explain(run, function, _contractor_names(app.catalog, run), detail, app.catalog))
+        catalog = app.catalogue_of(entry)  # the run's own: its ids mean nothing in another
+        told = explain(entry.run, function, _contractor_names(catalog, entry.run), detail, catalog)
+        if catalog is None:
+            told.notes = [*told.notes, UNRECORDED]
+        return result_of(told)
 
 
 def _contractor_names(catalog: Catalog | None, run: Run) -> dict[str, str]:
@@ -298,7 +311,7 @@ async def compare_protocols(
     ctx: Context,
     requirement: Requirement,
     organisation: Annotated[
-        Organisation, Field(description="'api' (one agent per API, default) or 'category'.")
+        Organisation, Field(description="'api' (one agent per API or tool, default), 'category' or 'provider'.")
     ] = "api",
     max_apis: Annotated[
         int | None, Field(ge=1, le=50, description="At most this many APIs per plan (1 to 50); omit for no limit.")
@@ -331,7 +344,7 @@ async def compare_protocols(
                         deadline=context.deadline,
                     ),
                 )
-                keep(app.runs, run)
+                keep(app.runs, run, app.catalog)
                 runs.append(run)
             return runs
 
