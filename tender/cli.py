@@ -640,7 +640,7 @@ def recommend(
     else:
         from .answers.render import plan_text
 
-        click.echo(plan_text(run.plan, run.transcript))
+        click.echo(plan_text(run.plan, run.transcript, categories=catalog.real_categories))
         click.echo(f"How it was decided: tender explain {run.plan.run_id}")
 
 

@@ -84,7 +84,7 @@ def api_choice(award: Award, bid: Propose | None, catalog: Catalog | None) -> Ap
     return ApiChoice(
         api_id=award.api_id,
         name=award.api_name,
-        does=one_line(api.description) if api is not None and api.description else "",
+        does=does(api) if api is not None else "",
         link=getattr(api, "link", "") or None,
         status=getattr(api, "status", "") or getattr(award, "status", "") or "unknown",
         provider=provider if provider and provider != award.api_name else None,
@@ -93,6 +93,16 @@ def api_choice(award: Award, bid: Propose | None, catalog: Catalog | None) -> Ap
         confidence=round(_confidence(award), 2),
         why=why(bid.evidence if bid else {}, bid.rationale if bid else award.rationale, usage),
     )
+
+
+def does(api) -> str:
+    """What an item does: its description's first sentence. A tool's title is a label, not what it does;
+    catalogues built before titles were kept apart begin the description with it ("Read Graph. Read the ...")."""
+    text = api.description or ""
+    title = str(getattr(api, "details", {}).get("title") or "")
+    if title and text.startswith(f"{title}. "):
+        text = text[len(title) + 2 :]
+    return one_line(text) if text else ""
 
 
 def _confidence(award: Award) -> float:

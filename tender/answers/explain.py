@@ -112,7 +112,7 @@ def _functions(
                 function=(step.function if step else rounds[0].function) or one_line(run.plan.requirement, 80),
                 status=getattr(step.status, "value", None) if step else None,
                 sent_to=_sent_to(rounds[-1]),
-                categories=rounds[-1].categories,
+                categories=[c for c in rounds[-1].categories if catalog is None or c in catalog.real_categories],
                 rounds=len(rounds) if len(rounds) > 1 else None,
                 bids=len(proposals),
                 refusals=sum(len(c.refusals) for c in rounds),

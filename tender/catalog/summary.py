@@ -16,7 +16,7 @@ from ..errors import CatalogMissing, NotACatalogue
 from .database import connect_read_only
 
 # What each kind of item is called where the catalogue is described (server instructions, `tender doctor`).
-NOUNS = {"api": "Web APIs", "operation": "operations", "tool": "tools"}
+NOUNS = {"api": "Web APIs", "operation": "API operations", "tool": "tools"}
 
 
 def fingerprint_of(conn: sqlite3.Connection) -> str:
@@ -59,7 +59,7 @@ class CatalogSummary(BaseModel):
 
     @property
     def noun(self) -> str:
-        """What the catalogue's items are called: 'Web APIs', 'tools', 'operations', or 'APIs and tools'."""
+        """What the catalogue's items are called: 'Web APIs', 'tools', 'API operations', or 'APIs and tools'."""
         kinds = [k.kind for k in self.kinds]
         return NOUNS[kinds[0]] if len(kinds) == 1 else "APIs and tools"
 
@@ -71,9 +71,7 @@ class CatalogSummary(BaseModel):
                 servers = ", ".join(k.providers[:8]) + (", ..." if len(k.providers) > 8 else "")
                 parts.append(f"{k.items:,} tools of {_count(len(k.providers), 'MCP server')} ({servers})")
             elif k.kind == "operation":
-                parts.append(
-                    f"{k.items:,} operations of {_count(len(k.providers), 'API')} described by OpenAPI documents"
-                )
+                parts.append(f"{k.items:,} operations of {_count(len(k.providers), 'API')} (OpenAPI documents)")
             else:
                 parts.append(f"{k.items:,} Web APIs")
         text = " and ".join(parts)

@@ -19,17 +19,10 @@ from tender.errors import InputToFix
 from tender.settings import Settings
 
 from . import resources, tools
+from .instructions import instructions
 from .context import AppContext, SharedApp
 
 log = logging.getLogger("tender.server")
-
-INSTRUCTIONS = """\
-Tender recommends the Web APIs (from a catalogue of ProgrammableWeb APIs) that a composite service \
-or mashup needs. Describe the app in plain words to recommend_apis: it splits the requirement into \
-functions, puts each out to tender among contractor agents (one per API or per category), and returns \
-a plan of the winning APIs with a run_id. explain_bids(run_id) shows the calls for proposals, the bids, \
-refusals and awards behind that plan. search_apis, get_api and list_categories browse the catalogue; \
-compare_protocols runs the four negotiation protocols side by side."""
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -66,7 +59,7 @@ def build_server(
     server = MCPServer(
         "tender",
         title="Tender: Web API recommendations by contract net",
-        instructions=INSTRUCTIONS,
+        instructions=instructions(settings.catalog_path),  # the catalogue it will serve, described
         version=_version(),
         lifespan=shared.lifespan,
         log_level="INFO",

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ...errors import SourceError
 from ..records import Api
+from ..status import status_from_tool
 from .base import Loaded, SourceInfo, read_text
 from .jsonl import file_hash
 
@@ -274,9 +275,8 @@ def tools_of(listing: ServerListing, status_source: str, origin: str) -> list[Ap
                 f"tool {number} is malformed ({'.'.join(map(str, first['loc']))}: {first['msg']})",
             ) from None
         title = tool.title or (tool.annotations.title if tool.annotations else None) or ""
-        text = (tool.description or "").strip()
-        if title and title.casefold() not in text.casefold():
-            text = f"{title}. {text}".strip()
+        text = (tool.description or "").strip()  # what it does; its title is kept apart (Api.text() joins them)
+        status, said = status_from_tool(title, text)
         schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
         properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
         required = [r for r in schema.get("required") or [] if r in properties]
@@ -293,8 +293,8 @@ def tools_of(listing: ServerListing, status_source: str, origin: str) -> list[Ap
                 tool=tool.name,
                 description=text[:2000],
                 source=origin,
-                status="active",
-                status_source=status_source,
+                status=status,
+                status_source=said or status_source,
                 link=listing.url,
                 details={
                     "title": title,
