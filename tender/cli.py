@@ -815,7 +815,7 @@ def explain_command(settings: Settings, run_id, function, full, diagram, as_json
     catalog = RunCatalogues(moved="If it moved, name its new place with --db. ").for_run(
         entry.run.plan.run_id, entry.catalog, where=db_path
     )
-    told = explain(entry.run, function, detail="full" if full else "summary", catalog=catalog)
+    told = explain(entry.run, function, detail="full" if full else "summary", catalog=catalog, budget=None)
     if catalog is None:
         told.notes = [*told.notes, UNRECORDED]
     if as_json:

@@ -2,32 +2,59 @@
 for the assistant reading the result. Fields that only `detail="full"` fills are None otherwise and
 left out of the result."""
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from tender.agents.messages import Backtrack, RoutedContractor, Transcript
+from tender.agents.messages import Backtrack, RoutedContractor
 from tender.agents.plan import Cost, PlanStep, RecommendedApi, Stages
 from tender.agents.request import Constraints
 
 Detail = Literal["summary", "full"]
 
+# A full-only field's schema, told in its description instead of nested models: an assistant reads every tool's
+# output schema before a conversation starts, and these nested ones made tools/list 49 KB.
+OBJECT = WithJsonSchema({"type": "object"})
+OBJECTS = WithJsonSchema({"type": "array", "items": {"type": "object"}})
 
-class CategoryInfo(BaseModel):
+
+def _tidy(schema: dict) -> None:
+    """An output schema without what says nothing to its reader: pydantic's titles (each name respelt, "Api
+    Id"), and the null branch of an optional field, which a result never carries (answers drop empty fields,
+    brief.lean)."""
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+        if "default" in prop and prop["default"] is None:
+            del prop["default"]
+            branches = prop.get("anyOf", [])
+            if {"type": "null"} in branches and len(branches) == 2:
+                del prop["anyOf"]
+                prop.update(next(b for b in branches if b != {"type": "null"}))
+
+
+class Answer(BaseModel):
+    """What a tool returns, or a part of it: its schema without titles."""
+
+    model_config = ConfigDict(json_schema_extra=_tidy)
+
+
+class CategoryInfo(Answer):
     name: str = Field(description="Category name, spelled as the catalogue spells it.")
     api_count: int = Field(description="APIs tagged with this category.")
     similarity: float | None = Field(None, description="Cosine similarity to the query, when one was given.")
 
 
-class CategoryList(BaseModel):
+class CategoryList(Answer):
     query: str | None = None
     total: int = Field(description="Categories in the catalogue (the list may show fewer).")
     categories: list[CategoryInfo] = Field(
         description="Most similar to the query first; without a query, largest first."
     )
+    next_offset: int | None = Field(None, description="More than fit this answer: pass it as `offset` for the rest.")
 
 
-class ApiHit(BaseModel):
+class ApiHit(Answer):
     api_id: int
     name: str
     categories: list[str]
@@ -37,26 +64,27 @@ class ApiHit(BaseModel):
     url: str = ""
 
 
-class SearchResults(BaseModel):
+class SearchResults(Answer):
     query: str
     categories: list[str] = Field(default_factory=list, description="The categories the search was restricted to.")
     results: list[ApiHit] = Field(description="Best match first.")
+    next_offset: int | None = Field(None, description="More than fit this answer: pass it as `offset` for the rest.")
 
 
-class CoUsedApi(BaseModel):
+class CoUsedApi(Answer):
     api_id: int
     name: str
     mashups: int = Field(description="Mashups that used both APIs.")
     weight: float = Field(description="Jaccard weight of the pair: shared mashups over mashups using either.")
 
 
-class MashupBrief(BaseModel):
+class MashupBrief(Answer):
     mashup_id: int
     name: str
     description: str
 
 
-class ApiDetails(BaseModel):
+class ApiDetails(Answer):
     api_id: int
     name: str
     url: str
@@ -67,7 +95,7 @@ class ApiDetails(BaseModel):
     recent_mashups: list[MashupBrief] = Field(description="A few of the latest mashups that used it.")
 
 
-class Bid(BaseModel):
+class Bid(Answer):
     contractor: str = Field(description="The bidding agent: 'api:<id>' or 'category:<name>'.")
     api_id: int
     api_name: str
@@ -77,19 +105,19 @@ class Bid(BaseModel):
     evidence: dict[str, float | str] = Field(default_factory=dict, description="The features behind the score.")
 
 
-class Refusal(BaseModel):
+class Refusal(Answer):
     contractor: str
     reason: str
 
 
-class Decision(BaseModel):
+class Decision(Answer):
     api_id: int
     contractor: str
     outcome: str = Field(description="'accepted' or 'rejected'.")
     reason: str
 
 
-class CallExplained(BaseModel):
+class CallExplained(Answer):
     """One call for proposals and everything that answered it."""
 
     task_id: str
@@ -106,16 +134,17 @@ class CallExplained(BaseModel):
     decisions: list[Decision] = Field(default_factory=list, description="The manager's accept and reject messages.")
     confirmations: list[str] = Field(default_factory=list, description="Winners' inform messages.")
     failures: list[str] = Field(default_factory=list)
+    left_out: str | None = Field(None, description="What was cut to fit the page, and where it all is.")
 
 
-class StageSizes(BaseModel):
+class StageSizes(Answer):
     category: int = Field(description="APIs in the categories the manager mapped the requirement to.")
     bidding: int = Field(description="APIs some contractor proposed.")
     final: int = Field(description="APIs in the plan.")
 
 
 # -- recommend_apis: the plan an assistant acts on ------------------------------------------------
-class ApiChoice(BaseModel):
+class ApiChoice(Answer):
     """An API awarded to a function, told in a line or two."""
 
     api_id: int
@@ -130,7 +159,7 @@ class ApiChoice(BaseModel):
     why: str = Field(description="Why it won, in a short phrase.")
 
 
-class FunctionChoice(BaseModel):
+class FunctionChoice(Answer):
     """One function (plan step) of the requirement and what it was awarded."""
 
     id: str = Field(description="Step id, e.g. 'f1'; explain_bids(run_id, function=id) tells its bidding.")
@@ -140,7 +169,7 @@ class FunctionChoice(BaseModel):
     apis: list[ApiChoice] = Field(default_factory=list)
 
 
-class Recommendation(BaseModel):
+class Recommendation(Answer):
     run_id: str = Field(description="Keep it: explain_bids(run_id) tells the bidding behind this plan.")
     protocol: str
     detail: Detail = "summary"
@@ -150,23 +179,35 @@ class Recommendation(BaseModel):
     # detail="full" only
     requirement: str | None = Field(None, description="Full only: the requirement as the agents read it.")
     organisation: str | None = None
-    stages: Stages | None = Field(
-        None, description="Full only: candidate API ids at each stage (categories, bids, final)."
+    stages: Annotated[Stages | None, OBJECT] = Field(
+        None,
+        description="Full only: candidate API ids at each stage, {category, bidding, final}: lists of ids, best "
+        "bid first (the first 200 of each).",
     )
-    cost: Cost | None = Field(None, description="Full only: messages, contractors contacted, LLM calls and tokens.")
+    cost: Annotated[Cost | None, OBJECT] = Field(
+        None,
+        description="Full only: messages, contractors_contacted, calls_for_proposals, llm_calls, tokens {input, "
+        "output} and their split by role and by step.",
+    )
     latency_ms: float | None = None
-    constraints: Constraints | None = None
-    backends: dict[str, str] | None = Field(None, description="Full only: the reasoner of each role.")
-    plan: list[RecommendedApi] | None = Field(
-        None, description="Full only: the final set with scores and the bid model's rationales."
+    constraints: Annotated[Constraints | None, OBJECT] = Field(
+        None, description="Full only: max_apis, required and excluded categories and APIs, exclude_deprecated."
     )
-    transcript: Transcript | None = Field(
-        None, description="Full only: every contract-net message, routing and backtrack."
+    backends: dict[str, str] | None = Field(None, description="Full only: the reasoner of each role.")
+    plan: Annotated[list[RecommendedApi] | None, OBJECTS] = Field(
+        None,
+        description="Full only: the final set, best first: api_id, name, score, categories, steps, rationale (the bid "
+        "model's), status, link, provider, server and tool.",
+    )
+    transcript_uri: str | None = Field(
+        None,
+        description="Full only: the resource with every contract-net message (explain_bids(run_id, detail='full') "
+        "tells them call by call).",
     )
 
 
 # -- explain_bids: the bidding, told per function -------------------------------------------------
-class BidBrief(BaseModel):
+class BidBrief(Answer):
     api_id: int
     name: str
     confidence: float = Field(description="The bid's score, in [0, 1].")
@@ -174,7 +215,7 @@ class BidBrief(BaseModel):
     outcome: str | None = Field(None, description="The manager's decision: why it was accepted or rejected.")
 
 
-class FunctionExplained(BaseModel):
+class FunctionExplained(Answer):
     """How one function was put out to tender and who won it."""
 
     id: str | None = Field(description="The plan step; None when the whole requirement was announced at once.")
@@ -193,7 +234,7 @@ class FunctionExplained(BaseModel):
     reason: str | None = Field(None, description="Why no API serves this function, when none does.")
 
 
-class Explanation(BaseModel):
+class Explanation(Answer):
     run_id: str
     protocol: str
     organisation: str
@@ -213,29 +254,47 @@ class Explanation(BaseModel):
         )
     )
     transcript_uri: str = Field(description="The resource holding the plan and every message of the run.")
+    page: int | None = Field(None, description="This page, where the explanation is too long for one answer.")
+    pages: int | None = Field(None, description="How many pages the explanation has.")
+    next_page: int | None = Field(None, description="Pass as `page` (same other arguments) for the rest.")
     # detail="full" only
     requirement: str | None = Field(None, description="Full only: the requirement as the agents read it.")
-    steps: list[PlanStep] | None = Field(None, description="Full only: the plan's steps with their awards.")
-    calls: list[CallExplained] | None = Field(
-        None, description="Full only: every call for proposals, in order, with every answer."
+    steps: Annotated[list[PlanStep] | None, OBJECTS] = Field(
+        None,
+        description="Full only (first page): the plan's steps: id, function, categories, awarded [{api_id, api_name, "
+        "score, rationale}], status, depends_on, rounds, reason.",
     )
-    backtracking: list[Backtrack] | None = Field(
-        None, description="Full only: functions sent back to category mapping, and why."
+    calls: Annotated[list[CallExplained] | None, OBJECTS] = Field(
+        None,
+        description="Full only: the calls for proposals on this page, in order: task_id, function_id, function, round, "
+        "categories, reasoning_steps, routing_strategy, eligible, contacted [{contractor, similarity, reason}], "
+        "proposals [{contractor, api_id, api_name, score, rationale, category, evidence}] (highest score first), "
+        "refusals [{contractor, reason}], decisions [{api_id, contractor, outcome, reason}], confirmations, failures, "
+        "left_out (what was cut to fit, and where it all is).",
     )
-    stages: Stages | None = Field(
-        None, description="Full only: candidate API ids at each stage: mapped categories, bids, final."
+    backtracking: Annotated[list[Backtrack] | None, OBJECTS] = Field(
+        None,
+        description="Full only (first page): functions sent back to category mapping: function_id, round, reason, "
+        "from_categories, to_categories.",
+    )
+    stages: Annotated[Stages | None, OBJECT] = Field(
+        None,
+        description="Full only (first page): candidate API ids at each stage, {category, bidding, final} (the first "
+        "200 of each).",
     )
     stage_sizes: StageSizes | None = None
-    cost: Cost | None = None
+    cost: Annotated[Cost | None, OBJECT] = Field(
+        None, description="Full only (first page): messages, contractors contacted, LLM calls and tokens."
+    )
 
 
-class ApiBrief(BaseModel):
+class ApiBrief(Answer):
     api_id: int
     name: str
     score: float
 
 
-class ProtocolRun(BaseModel):
+class ProtocolRun(Answer):
     protocol: str
     run_id: str = Field(description="Pass to explain_bids to see this protocol's negotiation.")
     apis: list[ApiBrief] = Field(description="The protocol's final API set, best first.")
@@ -245,10 +304,10 @@ class ProtocolRun(BaseModel):
     contractors_contacted: int
     llm_calls: int
     tokens: int = Field(description="LLM tokens, input and output (0 for the offline reasoner).")
-    cost: Cost
+    cost: Annotated[Cost, OBJECT] = Field(description="Tokens by role and by step, cache hits, repairs, fallbacks.")
 
 
-class Comparison(BaseModel):
+class Comparison(Answer):
     requirement: str
     organisation: str
     runs: list[ProtocolRun] = Field(description="One per protocol, in the order compare_protocols lists them.")

@@ -20,12 +20,13 @@ from pydantic import Field
 
 from tender.agents.context import RunContext
 from tender.agents.plan import Plan, Run
-from tender.agents.protocols import PROTOCOLS, described, protocol_type
+from tender.agents.protocols import PROTOCOLS, protocol_type
 from tender.agents.request import DEFAULT_PROTOCOL, Organisation, Request
 from tender.catalog import ApiNotFound, Catalog, TenderError
 
 from .context import AppContext
 from tender.answers.brief import lean, recommendation
+from tender.answers.budget import fitting
 from tender.answers.explain import explain
 from tender.answers.lookup import find_apis, short
 from tender.answers.provenance import UNRECORDED
@@ -157,7 +158,14 @@ def result_of(model) -> CallToolResult:
 async def recommend_apis(
     ctx: Context,
     requirement: Requirement,
-    protocol: Annotated[ProtocolName, Field(description=f"How the agents negotiate. {described()}")] = DEFAULT_PROTOCOL,
+    protocol: Annotated[
+        ProtocolName,
+        Field(
+            description="How the agents negotiate: 'manager-led' (the default, usually best: the manager splits the "
+            "requirement, contractors bid), 'contractor-led', 'collaborative' or 'single-agent' (a baseline); "
+            "compare_protocols runs them all."
+        ),
+    ] = DEFAULT_PROTOCOL,
     organisation: Annotated[
         Organisation,
         Field(
@@ -208,13 +216,14 @@ async def recommend_apis(
         Detail,
         Field(
             description=(
-                "'summary' (default): per function, the awarded APIs in a line each. 'full' adds the candidate API ids of "
-                "each stage, the cost, the bid model's rationales and every contract-net message (tens of KB)."
+                "'summary' (default): per function, the awarded APIs in a line each. 'full' adds the stage sets, the "
+                "cost and the bid model's rationales; explain_bids tells the messages."
             )
         ),
     ] = "summary",
 ) -> Annotated[CallToolResult, Recommendation]:
-    """Recommend the Web APIs a composite service (mashup) needs, by a contract-net negotiation among agents.
+    """Recommend the APIs or tools a composite service needs, from the catalogue this server serves (its
+    instructions say which), by a contract-net negotiation among agents.
 
     Pass the requirement in plain words. The result lists the functions the requirement was split into,
     each with the API(s) awarded to it: name, what it does, link, status (active or deprecated),
@@ -267,10 +276,14 @@ def explain_bids(
             description=(
                 "'summary' (default): per function, the winning and best losing bids, and a diagram of the winners. "
                 "'full': every call for proposals with every bid, refusal and decision, the stage sets, the cost and "
-                "the diagram of every message (tens of KB; narrow it with `function`)."
+                "the diagram of every message, in pages (narrow it with `function`)."
             )
         ),
     ] = "summary",
+    page: Annotated[
+        int,
+        Field(ge=1, description="A long explanation comes in pages: pass the `next_page` a result names."),
+    ] = 1,
 ) -> Annotated[CallToolResult, Explanation]:
     """Explain how a recommendation was reached: the contract-net negotiation behind a plan.
 
@@ -288,7 +301,7 @@ def explain_bids(
                 raise TenderError(f"{error} {app.missing}") from None
             raise
         catalog = app.catalogue_of(entry)  # the run's own: its ids mean nothing in another
-        told = explain(entry.run, function, _contractor_names(catalog, entry.run), detail, catalog)
+        told = explain(entry.run, function, _contractor_names(catalog, entry.run), detail, catalog, page)
         if catalog is None:
             told.notes = [*told.notes, UNRECORDED]
         return result_of(told)
@@ -387,14 +400,19 @@ def search_apis(
     query: Annotated[str, Field(description="What the API should do, e.g. 'geocode street addresses'.")],
     categories: Annotated[list[str], Field(description="Only APIs in any of these categories; empty: all.")] = [],
     limit: Annotated[int, Field(ge=1, le=100, description="How many results (1 to 100).")] = 10,
-) -> SearchResults:
+    offset: Annotated[int, Field(ge=0, description="Skip this many results: a `next_offset` given before.")] = 0,
+) -> Annotated[CallToolResult, SearchResults]:
     """Find catalogue APIs by meaning (semantic search over their descriptions), best match first.
 
     A direct lookup, no negotiation: use it to browse or check what exists. To choose the APIs for a whole
     app, use recommend_apis."""
     app = app_of(ctx)
     with fixable():
-        return find_apis(app.require_catalog(), query, categories, limit)
+        found = find_apis(app.require_catalog(), query, categories, offset + limit)
+    hits = found.results[offset:]
+    kept = fitting(hits, lambda shown: found.model_copy(update=dict(results=list(shown))))
+    more = offset + kept if kept < len(hits) else None
+    return result_of(found.model_copy(update=dict(results=hits[:kept], next_offset=more)))
 
 
 def get_api(
@@ -408,6 +426,9 @@ def get_api(
         return api_details(app.require_catalog(), api)
 
 
+DESCRIPTION_CHARS = 4_000  # an API card's description: a catalogue stores them whole (one ran to 50 MB)
+
+
 def api_details(catalog: Catalog, api_ref: int | str) -> ApiDetails:
     api = catalog.get_api(api_ref)
     history = catalog.usage_history(api.id)
@@ -416,7 +437,7 @@ def api_details(catalog: Catalog, api_ref: int | str) -> ApiDetails:
         name=api.name,
         url=api.url,
         categories=api.categories,
-        description=api.description,
+        description=short(api.description, DESCRIPTION_CHARS),
         usage_count=len(history),
         co_used=[
             CoUsedApi(api_id=c.api_id, name=catalog.get_api(c.api_id).name, mashups=c.count, weight=round(c.weight, 4))
@@ -440,7 +461,8 @@ def list_categories(
         ),
     ] = None,
     limit: Annotated[int, Field(ge=1, le=1000, description="How many categories (1 to 1000).")] = 50,
-) -> CategoryList:
+    offset: Annotated[int, Field(ge=0, description="Skip this many categories: a `next_offset` given before.")] = 0,
+) -> Annotated[CallToolResult, CategoryList]:
     """The catalogue's API categories with their API counts. With a query, the categories closest to it
     in meaning come first. Use the names as they appear here in recommend_apis' required_categories and
     excluded_categories, and in search_apis."""
@@ -449,9 +471,12 @@ def list_categories(
         catalog = app.require_catalog()
         counts = {c.name: c.api_count for c in catalog.categories()}
         if query and query.strip():
-            hits = catalog.search(query, kind="category", k=limit)
+            hits = catalog.search(query, kind="category", k=offset + limit)[offset:]
             shown = [CategoryInfo(name=h.id, api_count=counts.get(h.id, 0), similarity=round(h.score, 4)) for h in hits]
         else:
-            largest = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]
+            largest = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[offset : offset + limit]
             shown = [CategoryInfo(name=name, api_count=n) for name, n in largest]
-    return CategoryList(query=query, total=len(counts), categories=shown)
+    listed = CategoryList(query=query, total=len(counts), categories=shown)
+    kept = fitting(shown, lambda part: listed.model_copy(update=dict(categories=list(part))))
+    more = offset + kept if kept < len(shown) else None
+    return result_of(listed.model_copy(update=dict(categories=shown[:kept], next_offset=more)))
