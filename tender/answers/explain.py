@@ -77,15 +77,17 @@ def explain(
             )
         )
 
-        def full_page(index: int, chunk: list[CallExplained]) -> Explanation:
-            head = first if index == 0 else base.model_copy(update=dict(notes=[]))
-            sub = _only(transcript, {c.task_id for c in chunk})
-            return head.model_copy(update=dict(calls=chunk, diagram=sequence_diagram(sub, names=names)))
+        def full_page(chunk: list[CallExplained | None]) -> Explanation:
+            """A page of calls; the run-level parts (None, the first unit) head the first page."""
+            here = [c for c in chunk if c is not None]
+            head = first if chunk and chunk[0] is None else base.model_copy(update=dict(notes=[]))
+            sub = _only(transcript, {c.task_id for c in here})
+            return head.model_copy(update=dict(calls=here, diagram=sequence_diagram(sub, names=names)))
 
-        units = [_fitted(call, plan.run_id, budget) for call in calls] if budget else calls
-        return _page(full_page, units, page, plan.run_id, budget)
+        fitted = [_fitted(call, plan.run_id, budget, full_page) for call in calls] if budget else calls
+        return _page(full_page, [None, *fitted], page, plan.run_id, budget)
 
-    def summary_page(index: int, chunk: list[tuple[FunctionExplained, list[str]]]) -> Explanation:
+    def summary_page(chunk: list[tuple[FunctionExplained, list[str]]]) -> Explanation:
         sub = _only(transcript, {task for _, tasks in chunk for task in tasks})
         sub.backtracking = transcript.backtracking
         return base.model_copy(
@@ -97,16 +99,21 @@ def explain(
 
 def _page(render, units: list, page: int, run_id: str, budget: int | None) -> Explanation:
     """The `page`-th page of `units` rendered, each page within `budget` (None: one page)."""
-    pages = pages_of(units, lambda chunk: result_bytes(render(0, chunk)), budget) if budget else [units]
+    pages = pages_of(units, lambda chunk: _weight(render(chunk)), budget) if budget else [units]
     if not 1 <= page <= len(pages):
         raise UnknownPage(
             f"Run {run_id}'s explanation has {len(pages)} page{'s' if len(pages) != 1 else ''} here; "
             f"ask for page 1 to {len(pages)}."
         )
-    told = render(page - 1, pages[page - 1])
+    told = render(pages[page - 1])
     if len(pages) == 1:
         return told
     return told.model_copy(update=dict(page=page, pages=len(pages), next_page=page + 1 if page < len(pages) else None))
+
+
+def _weight(page: Explanation) -> int:
+    """A page's weight as a result, counting the paging fields it may carry."""
+    return result_bytes(page.model_copy(update=dict(page=999, pages=999, next_page=999)))
 
 
 def _only(transcript: Transcript, tasks: set[str]) -> Transcript:
@@ -127,12 +134,12 @@ def _capped(stages: Stages) -> Stages:
 _LISTS = ("contacted", "proposals", "refusals", "decisions", "confirmations")
 
 
-def _fitted(call: CallExplained, run_id: str, budget: int) -> CallExplained:
-    """The call, its longest lists cut until it alone fits a page (a broadcast reaches hundreds), saying what
+def _fitted(call: CallExplained, run_id: str, budget: int, render) -> CallExplained:
+    """The call, its longest lists cut until a page of it alone fits (a broadcast reaches hundreds), saying what
     was left out and where it is."""
     whole = {name: len(getattr(call, name)) for name in _LISTS}
     trimmed = call
-    while result_bytes(trimmed) > budget * 0.8:  # room for the page's own fields and diagram
+    while _weight(render([trimmed])) > budget:
         longest = max(_LISTS, key=lambda name: len(getattr(trimmed, name)))
         items = getattr(trimmed, longest)
         if len(items) <= 1:

@@ -20,15 +20,16 @@ OBJECTS = WithJsonSchema({"type": "array", "items": {"type": "object"}})
 
 def _tidy(schema: dict) -> None:
     """An output schema without what says nothing to its reader: pydantic's titles (each name respelt, "Api
-    Id"), and the null branch of an optional field, which a result never carries (answers drop empty fields,
-    brief.lean)."""
+    Id"), defaults, and the null branch of an optional field, which a result never carries (answers drop empty
+    fields, brief.lean)."""
     schema.pop("title", None)
+    schema.pop("description", None)  # a model's docstring is for the code's reader; its fields say what it holds
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
-        if "default" in prop and prop["default"] is None:
-            del prop["default"]
+        if "default" in prop:  # a result has every value it has; defaults are for arguments
+            optional = prop.pop("default") is None
             branches = prop.get("anyOf", [])
-            if {"type": "null"} in branches and len(branches) == 2:
+            if optional and {"type": "null"} in branches and len(branches) == 2:
                 del prop["anyOf"]
                 prop.update(next(b for b in branches if b != {"type": "null"}))
 
@@ -149,13 +150,13 @@ class ApiChoice(Answer):
 
     api_id: int
     name: str
-    does: str = Field(description="What the API does: the first sentence of its description, shortened.")
+    does: str = Field(description="What it does: its description's first sentence.")
     link: str | None = Field(None, description="Documentation or endpoint URL, where the catalogue has a real one.")
     status: str = Field("unknown", description="'active', 'deprecated' (avoid for new work) or 'unknown'.")
     provider: str | None = Field(None, description="The API or MCP server it belongs to, when not the API itself.")
     server: str | None = Field(None, description="MCP tools: the server to connect to.")
     tool: str | None = Field(None, description="MCP tools: the tool name to call.")
-    confidence: float = Field(description="How sure the award is, in [0, 1]: the winning bid's score.")
+    confidence: float = Field(description="The winning bid's score, in [0, 1].")
     why: str = Field(description="Why it won, in a short phrase.")
 
 
@@ -181,13 +182,11 @@ class Recommendation(Answer):
     organisation: str | None = None
     stages: Annotated[Stages | None, OBJECT] = Field(
         None,
-        description="Full only: candidate API ids at each stage, {category, bidding, final}: lists of ids, best "
-        "bid first (the first 200 of each).",
+        description="Full only: candidate API ids per stage, {category, bidding, final} (200 at most each).",
     )
     cost: Annotated[Cost | None, OBJECT] = Field(
         None,
-        description="Full only: messages, contractors_contacted, calls_for_proposals, llm_calls, tokens {input, "
-        "output} and their split by role and by step.",
+        description="Full only: messages, contractors contacted, LLM calls and tokens (by role and step).",
     )
     latency_ms: float | None = None
     constraints: Annotated[Constraints | None, OBJECT] = Field(
@@ -196,8 +195,7 @@ class Recommendation(Answer):
     backends: dict[str, str] | None = Field(None, description="Full only: the reasoner of each role.")
     plan: Annotated[list[RecommendedApi] | None, OBJECTS] = Field(
         None,
-        description="Full only: the final set, best first: api_id, name, score, categories, steps, rationale (the bid "
-        "model's), status, link, provider, server and tool.",
+        description="Full only: the final set, best first, with scores and the bid model's rationales.",
     )
     transcript_uri: str | None = Field(
         None,
@@ -248,44 +246,35 @@ class Explanation(Answer):
     contractors_contacted: int
     notes: list[str] = Field(default_factory=list, description="Fallbacks, budget events and other remarks.")
     diagram: str = Field(
-        description=(
-            "A Mermaid sequenceDiagram; render it in a ```mermaid block. In a summary: the winners and one lane for "
-            "the other contractors; with detail='full': every contractor and message."
-        )
+        description="A Mermaid sequenceDiagram for a ```mermaid block: the winners and a lane for the others; "
+        "with detail='full', every message."
     )
     transcript_uri: str = Field(description="The resource holding the plan and every message of the run.")
-    page: int | None = Field(None, description="This page, where the explanation is too long for one answer.")
-    pages: int | None = Field(None, description="How many pages the explanation has.")
+    page: int | None = None
+    pages: int | None = Field(None, description="Pages of an explanation too long for one answer.")
     next_page: int | None = Field(None, description="Pass as `page` (same other arguments) for the rest.")
     # detail="full" only
     requirement: str | None = Field(None, description="Full only: the requirement as the agents read it.")
     steps: Annotated[list[PlanStep] | None, OBJECTS] = Field(
         None,
-        description="Full only (first page): the plan's steps: id, function, categories, awarded [{api_id, api_name, "
-        "score, rationale}], status, depends_on, rounds, reason.",
+        description="Full, first page: the plan's steps with their awards.",
     )
     calls: Annotated[list[CallExplained] | None, OBJECTS] = Field(
         None,
-        description="Full only: the calls for proposals on this page, in order: task_id, function_id, function, round, "
-        "categories, reasoning_steps, routing_strategy, eligible, contacted [{contractor, similarity, reason}], "
-        "proposals [{contractor, api_id, api_name, score, rationale, category, evidence}] (highest score first), "
-        "refusals [{contractor, reason}], decisions [{api_id, contractor, outcome, reason}], confirmations, failures, "
-        "left_out (what was cut to fit, and where it all is).",
+        description="Full only: this page's calls for proposals, in order, each with whom it reached (contacted), "
+        "every proposal (highest score first, with its rationale and evidence), refusal, decision, confirmation and "
+        "failure; left_out says what was cut to fit.",
     )
     backtracking: Annotated[list[Backtrack] | None, OBJECTS] = Field(
         None,
-        description="Full only (first page): functions sent back to category mapping: function_id, round, reason, "
-        "from_categories, to_categories.",
+        description="Full, first page: functions announced again, and why.",
     )
     stages: Annotated[Stages | None, OBJECT] = Field(
         None,
-        description="Full only (first page): candidate API ids at each stage, {category, bidding, final} (the first "
-        "200 of each).",
+        description="Full, first page: candidate API ids per stage, {category, bidding, final} (200 at most each).",
     )
     stage_sizes: StageSizes | None = None
-    cost: Annotated[Cost | None, OBJECT] = Field(
-        None, description="Full only (first page): messages, contractors contacted, LLM calls and tokens."
-    )
+    cost: Annotated[Cost | None, OBJECT] = Field(None, description="Full, first page: messages, LLM calls and tokens.")
 
 
 class ApiBrief(Answer):

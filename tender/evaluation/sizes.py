@@ -37,6 +37,11 @@ def resource_size(result) -> int:
     return sum(len(getattr(c, "text", "").encode()) for c in result.contents)
 
 
+def _next(resource) -> str | None:
+    """The next page's address a runs:// resource names."""
+    return json.loads(getattr(resource.contents[0], "text", "{}")).get("next")
+
+
 async def _pages(call, first: dict) -> list:
     """Every page of a paged result: the first, then each `next_page` it names."""
     results = [await call(first)]
@@ -67,12 +72,11 @@ async def measure(settings, requirements: list[str] = REQUIREMENTS) -> dict:
             pages = await _pages(
                 lambda args: client.call_tool("explain_bids", args), {"run_id": run_id, "detail": "full"}
             )
-            run = await client.read_resource(f"runs://{run_id}")
-            transcript = [run]
-            uri = json.loads(run.contents[0].text).get("next")
+            transcript = [await client.read_resource(f"runs://{run_id}")]
+            uri = _next(transcript[-1])
             while uri:
                 transcript.append(await client.read_resource(uri))
-                uri = json.loads(transcript[-1].contents[0].text).get("next")
+                uri = _next(transcript[-1])
             compared = await client.call_tool("compare_protocols", {"requirement": requirement})
             rows.append(
                 {
@@ -141,7 +145,9 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", type=Path, help="Catalogue (default: TENDER_CATALOG, else TENDER_HOME's).")
-    parser.add_argument("--runs", type=Path, help="Runs database to write the measured runs to (default: a temporary one).")
+    parser.add_argument(
+        "--runs", type=Path, help="Runs database to write the measured runs to (default: a temporary one)."
+    )
     parser.add_argument("--json", dest="json_path", type=Path, help="Write the measurements here too.")
     args = parser.parse_args(argv)
     settings = Settings.from_env()

@@ -14,6 +14,7 @@ from mcp.server import MCPServer
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import Tool as MCPTool
 
 from tender.errors import InputToFix
 from tender.settings import Settings
@@ -39,6 +40,31 @@ class StaticTokenVerifier:
         return None
 
 
+class TenderServer(MCPServer):
+    """The SDK's server, with tools/list as an assistant should read it: pydantic titles every argument with its
+    own name respelt ("Max Apis") and the arguments with the function's ("recommend_apisArguments"). tools/list is
+    read before every conversation; those titles were a twentieth of it and said nothing."""
+
+    async def list_tools(self) -> list[MCPTool]:
+        return [
+            tool.model_copy(update={"input_schema": _untitled(tool.input_schema)})
+            for tool in await super().list_tools()
+        ]
+
+
+def _untitled(schema: dict) -> dict:
+    """An input schema without titles, and an optional argument as its type alone: "omit" says the rest."""
+    properties = {}
+    for name, prop in schema.get("properties", {}).items():
+        prop = {k: v for k, v in prop.items() if k != "title"}
+        branches = prop.get("anyOf", [])
+        if prop.get("default", 0) is None and len(branches) == 2 and {"type": "null"} in branches:
+            prop = {k: v for k, v in prop.items() if k not in ("anyOf", "default")}
+            prop |= next(b for b in branches if b != {"type": "null"})
+        properties[name] = prop
+    return {k: v for k, v in schema.items() if k != "title"} | {"properties": properties}
+
+
 def build_server(
     settings: Settings | None = None,
     *,
@@ -56,7 +82,7 @@ def build_server(
             "auth": AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None),
             "token_verifier": StaticTokenVerifier(bearer_token),
         }
-    server = MCPServer(
+    server = TenderServer(
         "tender",
         title="Tender: Web API recommendations by contract net",
         instructions=instructions(settings.catalog_path),  # the catalogue it will serve, described

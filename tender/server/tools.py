@@ -64,8 +64,8 @@ Requirement = Annotated[
     str,
     Field(
         description=(
-            "The app or composite service to build, in plain words: what it does for its users, e.g. "
-            "'A site that shows nearby restaurants on a map with their reviews'. Up to 20,000 characters."
+            "The app or service to build, in plain words, e.g. 'A site that shows nearby restaurants on a map "
+            "with their reviews' (up to 20,000 characters)."
         )
     ),
 ]
@@ -170,9 +170,8 @@ async def recommend_apis(
         Organisation,
         Field(
             description=(
-                "Who the contractors are: 'api' (one agent per API or tool, default), 'category' (one per "
-                "category, offering that category's APIs) or 'provider' (one per provider: an MCP server, an "
-                "OpenAPI document's API)."
+                "Who the contractors are: 'api' (one per API or tool, the default), 'category' (one per category) "
+                "or 'provider' (one per MCP server or API)."
             )
         ),
     ] = "api",
@@ -193,8 +192,8 @@ async def recommend_apis(
         Backend,
         Field(
             description=(
-                "Reasoner for the manager: 'offline' (embedded, deterministic, default) or 'llm' (needs an "
-                "OpenAI-compatible endpoint configured on the server)."
+                "The manager's reasoner: 'offline' (embedded, the default) or 'llm' (the OpenAI-compatible endpoint "
+                "the server is configured with)."
             )
         ),
     ] = "offline",
@@ -207,8 +206,8 @@ async def recommend_apis(
             gt=0,
             le=3600,
             description=(
-                "With an 'llm' backend: seconds the LLM steps may take in all; past it, the remaining steps run offline "
-                "and the plan's notes say so. Omit for the server's default (TENDER_DEADLINE, else none)."
+                "With an 'llm' backend: seconds for all LLM steps, after which the rest run offline (default: the "
+                "server's TENDER_DEADLINE, else none)."
             ),
         ),
     ] = None,
@@ -228,7 +227,7 @@ async def recommend_apis(
     Pass the requirement in plain words. The result lists the functions the requirement was split into,
     each with the API(s) awarded to it: name, what it does, link, status (active or deprecated),
     confidence in [0, 1] and why it won; then the final API set by name, best first. Keep the `run_id`:
-    explain_bids(run_id) tells the bidding behind the plan. Progress is reported step by step."""
+    explain_bids(run_id) tells the bidding behind the plan."""
     app = app_of(ctx)
     with fixable():
         app.require_catalog()
@@ -274,9 +273,8 @@ def explain_bids(
         Detail,
         Field(
             description=(
-                "'summary' (default): per function, the winning and best losing bids, and a diagram of the winners. "
-                "'full': every call for proposals with every bid, refusal and decision, the stage sets, the cost and "
-                "the diagram of every message, in pages (narrow it with `function`)."
+                "'summary' (default): per function, the winning and best losing bids and a diagram of the winners. "
+                "'full': every call for proposals with every answer, the stage sets and the cost, in pages."
             )
         ),
     ] = "summary",
@@ -290,8 +288,7 @@ def explain_bids(
     By default a summary per function: whom the call for proposals reached and why, the winning bids
     and the best losing one with their reasons, any backtracking, and `diagram`, a Mermaid sequence
     diagram of the winners (other contractors in one lane). Drill down with `function` and
-    detail='full'; every message of the run is in the resource at `transcript_uri` (runs://{run_id}).
-    Runs are stored, so this works after a server restart and from another client."""
+    detail='full' (in pages); every message of the run is in the resource at `transcript_uri`."""
     app = app_of(ctx)
     with fixable():
         try:
@@ -410,7 +407,7 @@ def search_apis(
     with fixable():
         found = find_apis(app.require_catalog(), query, categories, offset + limit)
     hits = found.results[offset:]
-    kept = fitting(hits, lambda shown: found.model_copy(update=dict(results=list(shown))))
+    kept = fitting(hits, lambda shown: found.model_copy(update=dict(results=list(shown), next_offset=offset + limit)))
     more = offset + kept if kept < len(hits) else None
     return result_of(found.model_copy(update=dict(results=hits[:kept], next_offset=more)))
 
@@ -477,6 +474,8 @@ def list_categories(
             largest = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[offset : offset + limit]
             shown = [CategoryInfo(name=name, api_count=n) for name, n in largest]
     listed = CategoryList(query=query, total=len(counts), categories=shown)
-    kept = fitting(shown, lambda part: listed.model_copy(update=dict(categories=list(part))))
+    kept = fitting(
+        shown, lambda part: listed.model_copy(update=dict(categories=list(part), next_offset=offset + limit))
+    )
     more = offset + kept if kept < len(shown) else None
     return result_of(listed.model_copy(update=dict(categories=shown[:kept], next_offset=more)))
