@@ -7,6 +7,8 @@ default, with the SDK's DNS-rebinding and Origin checks, and an optional static 
 import copy
 import hmac
 import logging
+import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 
@@ -141,7 +143,7 @@ def serve(
     for handler in logging.getLogger().handlers:
         handler.addFilter(RepeatFilter())
     if transport == "stdio":
-        build_server(settings).run("stdio")
+        serve_stdio(settings)
         return
     if host not in LOOPBACK and not settings.http_token:
         if not allow_unauthenticated:
@@ -178,6 +180,29 @@ def serve(
 
 
 DISTRIBUTION = "tender-mcp"  # pyproject's name; the package and the command are `tender`
+
+
+WAITING = (
+    "Tender is an MCP server: it is waiting for an MCP client on stdin and stdout, and has nothing to say to a "
+    "terminal. An MCP client (Claude Desktop, an IDE, the MCP Inspector) starts it itself; `tender doctor` prints "
+    'their configuration. To try Tender here: tender recommend "an app that ...". Press Ctrl-C to stop.'
+)
+
+
+def serve_stdio(settings: Settings) -> None:
+    """The server on stdin and stdout. Started by hand in a terminal, it says what it is waiting for. Ctrl-C
+    ends it at once: the SDK reads stdin on a worker thread that an interrupt cannot wake, and asyncio waits
+    for that thread at shutdown, so an interrupted server used to hang until a key was pressed. Runs are
+    written in single transactions, so stopping between them loses nothing."""
+    if sys.stdin.isatty():
+        print(WAITING, file=sys.stderr, flush=True)
+
+    def stop(signum, frame):
+        print("Interrupted; Tender stopped.", file=sys.stderr, flush=True)
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, stop)
+    build_server(settings).run("stdio")
 
 
 def _version() -> str:
