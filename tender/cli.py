@@ -1115,3 +1115,43 @@ def serve_command(
         max_connections=max_connections,
         idle_s=idle_timeout,
     )
+
+
+@main.command("doctor")
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(path_type=Path),
+    help="The catalogue `tender serve --db` would be given (default: catalog.db, or TENDER_CATALOG).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the checks, settings and client configurations as JSON.")
+@click.pass_obj
+def doctor_command(settings: Settings, db_path, as_json):
+    """Check what `tender serve` started the same way would use: the catalogue, the encoder, the runs database,
+    the bid model and the LLM endpoint (is it reachable?), with the settings it would run with; and print the
+    client configurations (Claude Desktop, Cursor, VS Code, Claude Code) that start exactly that server.
+    Exit 0 when everything is in place, 1 otherwise.
+
+    \b
+    Examples:
+        tender doctor
+        TENDER_CATALOG=tools.db tender doctor --json
+    """
+    from .server.doctor import diagnose
+
+    found = diagnose(with_db(settings, db_path))
+    if as_json:
+        click.echo(json.dumps(found.model_dump() | {"ok": found.ok}, indent=2))
+    else:
+        for check in found.checks:
+            mark = "ok  " if check.ok else "FAIL"
+            click.echo(f"{mark} {check.name:<13} {check.found}")
+            if check.fix:
+                click.echo(f"     {'':<13} {check.fix}")
+        click.echo("\nA server started by an MCP client gets only the environment its configuration gives it:")
+        for name, value in found.settings.items():
+            click.echo(f"  {name}={value}")
+        for client, snippet in found.clients.items():
+            click.echo(f"\n{client}:\n{snippet}")
+    if not found.ok:
+        sys.exit(1)
