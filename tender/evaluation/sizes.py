@@ -1,5 +1,6 @@
-"""What an assistant's context receives from Tender, in bytes: tools/list, and each tool's and resource's result
-for the README's requirements, every page of a paged one included. The README's sizes come from here:
+"""What an assistant's context receives from Tender, in bytes, and how long each call takes: tools/list, and each
+tool's and resource's result for the README's requirements, every page of a paged one included (the calls made
+in-memory, warm, so the time is the server's own). The README's sizes and timings come from here:
 
     python -m tender.evaluation.sizes                 # the catalogue at TENDER_CATALOG (default: TENDER_HOME's)
     python -m tender.evaluation.sizes --db openapi.db --json sizes.json
@@ -64,14 +65,21 @@ async def measure(settings, requirements: list[str] = REQUIREMENTS) -> dict:
             t["name"]: {"whole": _json_size(t), "output_schema": _json_size(t.get("outputSchema"))} for t in listed
         }
         rows = []
+        await client.call_tool("recommend_apis", {"requirement": requirements[0]})  # warm: models, routers
         for requirement in requirements:
+            started = time.perf_counter()
             summary = await client.call_tool("recommend_apis", {"requirement": requirement})
+            recommend_ms = (time.perf_counter() - started) * 1000
             run_id = summary.structured_content["run_id"]
             full = await client.call_tool("recommend_apis", {"requirement": requirement, "detail": "full"})
+            started = time.perf_counter()
             told = await client.call_tool("explain_bids", {"run_id": run_id})
+            explain_ms = (time.perf_counter() - started) * 1000
+            started = time.perf_counter()
             pages = await _pages(
                 lambda args: client.call_tool("explain_bids", args), {"run_id": run_id, "detail": "full"}
             )
+            full_ms = (time.perf_counter() - started) * 1000
             transcript = [await client.read_resource(f"runs://{run_id}")]
             uri = _next(transcript[-1])
             while uri:
@@ -88,6 +96,9 @@ async def measure(settings, requirements: list[str] = REQUIREMENTS) -> dict:
                     "explain_bids_full_pages": [result_size(p) for p in pages],
                     "runs_resource_pages": [resource_size(r) for r in transcript],
                     "compare_protocols": result_size(compared),
+                    "recommend_apis_ms": round(recommend_ms, 1),
+                    "explain_bids_ms": round(explain_ms, 1),
+                    "explain_bids_full_all_pages_ms": round(full_ms, 1),
                 }
             )
         report["requirements"] = rows
@@ -121,15 +132,18 @@ def markdown(report: dict) -> str:
         f"tools/list: {kb(report['tools_list'])} (budget {kb(TOOLS_LIST_BUDGET)}); "
         + ", ".join(f"{name} {kb(t['whole'])}" for name, t in report["tools"].items()),
         "",
-        "| requirement | functions | recommend_apis | explain_bids | explain_bids full (pages) | runs:// (pages) |",
+        "| requirement | functions | recommend_apis | explain_bids | explain_bids full: largest page (pages) "
+        "| runs:// largest page (pages) |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     for row in report["requirements"]:
         full = row["explain_bids_full_pages"]
         pages = row["runs_resource_pages"]
         lines.append(
-            f"| {row['requirement']} | {row['functions']} | {kb(row['recommend_apis'])} | {kb(row['explain_bids'])} "
-            f"| {kb(max(full))} ({len(full)}) | {kb(max(pages))} ({len(pages)}) |"
+            f"| {row['requirement']} | {row['functions']} | {kb(row['recommend_apis'])}, {row['recommend_apis_ms']:.0f} ms "
+            f"| {kb(row['explain_bids'])}, {row['explain_bids_ms']:.0f} ms "
+            f"| {kb(max(full))} ({len(full)}; all in {row['explain_bids_full_all_pages_ms']:.0f} ms) "
+            f"| {kb(max(pages))} ({len(pages)}) |"
         )
     lines += [
         "",
