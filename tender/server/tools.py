@@ -161,9 +161,10 @@ async def recommend_apis(
     protocol: Annotated[
         ProtocolName,
         Field(
-            description="How the agents negotiate: 'manager-led' (the default, usually best: the manager splits the "
-            "requirement, contractors bid), 'contractor-led', 'collaborative' or 'single-agent' (a baseline); "
-            "compare_protocols runs them all."
+            # Every registered protocol by name, the default's summary alone: all the summaries cost 400 bytes of a
+            # tools/list an assistant reads before every conversation, and compare_protocols shows the difference.
+            description=f"How the agents negotiate: {', '.join(repr(p) for p in PROTOCOLS)}. '{DEFAULT_PROTOCOL}': "
+            f"{PROTOCOLS[DEFAULT_PROTOCOL].summary}. compare_protocols runs them all."
         ),
     ] = DEFAULT_PROTOCOL,
     organisation: Annotated[
