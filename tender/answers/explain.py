@@ -37,7 +37,8 @@ def explain(
     """Tell the run per function; with `function` (a step id such as 'f1', or its text), only that step.
     `names` labels contractors in the diagram; `catalog` adds usage counts to the reasons. An explanation
     heavier than `budget` bytes as a tool result comes in pages: `page` picks one, `next_page` names the next
-    (None: one page, whatever it weighs, for a terminal). Raises UnknownFunction naming the valid steps, UnknownPage naming how many there are."""
+    (None: one page, whatever it weighs, for a terminal). Raises UnknownFunction naming the valid steps and
+    UnknownPage naming how many pages there are."""
     plan, transcript = run.plan, run.transcript
     if names is None and catalog is not None:
         names = _names(transcript, catalog)
