@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from tender.agents.protocols import PROTOCOLS, described
 from tender.agents.request import DEFAULT_PROTOCOL
 from tender.catalog import MalformedInput, TenderError
-from tender.errors import DataMissing, SourceError
+from tender.errors import InputToFix, SourceError
 from .settings import Settings
 
 # The flat baselines `tender eval` runs beside the protocols (tender/evaluation/baselines.py).
@@ -35,7 +35,7 @@ class TenderGroup(click.Group):
             click.secho(f"Error: {error}", fg="red", err=True)
             click.echo("Nothing was written; the previous catalogue (if any) is intact.", err=True)
             sys.exit(2)
-        except DataMissing as error:  # a setting (TENDER_DATA) or an option to give
+        except InputToFix as error:  # a requirement, a name, a file or a setting (TENDER_DATA) to give
             click.secho(f"Error: {error}", fg="red", err=True)
             sys.exit(2)
         except TenderError as error:
@@ -630,11 +630,11 @@ def recommend(
     checked_names(catalog, excluded_apis, required, excluded_categories)
     tender = make_tender(settings, catalog, backends)
     run = tender.recommend(request, RunContext(deadline_s=deadline))
-    from tender.answers.runs import RunStore
+    from tender.answers.runs import CatalogRef, RunStore
 
     store = RunStore(settings.runs_path)  # the run log, as the server keeps one: `tender explain` reads it
     try:
-        store.save(run)
+        store.save(run, CatalogRef.of(catalog))
     finally:
         store.close()
     if as_json:
@@ -642,7 +642,7 @@ def recommend(
     else:
         from .answers.render import plan_text
 
-        click.echo(plan_text(run.plan, run.transcript))
+        click.echo(plan_text(run.plan, run.transcript, categories=catalog.real_categories))
         click.echo(f"How it was decided: tender explain {run.plan.run_id}")
 
 
@@ -658,20 +658,29 @@ def runs():
 @click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
 @click.pass_obj
 def runs_list(settings: Settings, limit, as_json):
-    """List the latest runs, newest first: id, time, protocol, the requirement's start and how many APIs.
+    """List the latest runs, newest first: id, time, protocol, how many APIs, the catalogue each was made on
+    (marked "gone" or "changed" when it no longer is what the run saw) and the requirement's start.
 
     \b
     Examples:
         tender runs list
         tender runs list --limit 5 --json
     """
-    from tender.answers.runs import RunStore
+    from tender.answers.provenance import state_of
+    from tender.answers.runs import CatalogRef, RunStore
 
     store = RunStore(settings.runs_path)
     try:
         rows = store.recent(limit)
     finally:
         store.close()
+    states: dict[tuple, str] = {}
+    for row in rows:
+        ref = CatalogRef(**row["catalog"]) if row["catalog"] else None
+        key = (ref.path, ref.fingerprint) if ref else ()
+        if key not in states:
+            states[key] = state_of(ref)[0]
+        row["catalog_state"] = states[key]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -680,10 +689,87 @@ def runs_list(settings: Settings, limit, as_json):
     for row in rows:
         text = " ".join(row["requirement"].split())
         text = text if len(text) <= 60 else text[:59] + "…"
+        where = _home_relative(row["catalog"]["path"]) if row["catalog"] else "catalogue not recorded"
+        mark = f" ({row['catalog_state']})" if row["catalog_state"] in ("gone", "changed") else ""
         click.echo(
             f"{row['run_id']}  {row['created_at'][:19].replace('T', ' ')}  {row['protocol']:<14}  "
-            f"{len(row['api_ids'])} APIs  {text}"
+            f"{len(row['api_ids'])} APIs  {where}{mark}  {text}"
         )
+
+
+def _home_relative(path: str) -> str:
+    home = str(Path.home())
+    return "~" + path[len(home) :] if path.startswith(home + os.sep) else path
+
+
+@runs.command("delete")
+@click.argument("run_ids", nargs=-1, required=True, metavar="RUN_ID...")
+@click.pass_obj
+def runs_delete(settings: Settings, run_ids):
+    """Remove runs from the run log, by id. Nothing is removed if one of the ids is not there.
+
+    \b
+    Example:
+        tender runs delete 5154ebb901684f9896196976d257d94c
+    """
+    from tender.answers.runs import RunStore, UnknownRun
+
+    store = RunStore(settings.runs_path)
+    try:
+        removed = store.delete(list(run_ids))
+    except UnknownRun as error:
+        raise click.BadParameter(
+            f"no run {error.run_id!r} in {settings.runs_path}; nothing was removed. `tender runs list` shows the ids.",
+            param_hint="RUN_ID",
+        ) from None
+    finally:
+        store.close()
+    click.echo(f"Removed {removed} run{'s' if removed != 1 else ''} from {settings.runs_path}.")
+
+
+class Age(click.ParamType):
+    """A span of time: a number and a unit (s, m, h, d, w), e.g. 30d or 12h."""
+
+    name = "age"
+    UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+    def convert(self, value, param, ctx):
+        import datetime
+
+        if isinstance(value, datetime.timedelta):
+            return value
+        text = str(value).strip().lower()
+        number, unit = text[:-1], text[-1:]
+        try:
+            amount = float(number)
+        except ValueError:
+            amount = -1
+        if unit not in self.UNITS or amount < 0:
+            self.fail(f"{value!r} is not an age; write a number and a unit (s, m, h, d or w), e.g. 30d or 12h", param)
+        return datetime.timedelta(seconds=amount * self.UNITS[unit])
+
+
+@runs.command("prune")
+@click.option("--older-than", "older_than", type=Age(), required=True, help="Remove runs older than this (e.g. 30d).")
+@click.option("--dry-run", is_flag=True, help="Only say how many runs would be removed.")
+@click.pass_obj
+def runs_prune(settings: Settings, older_than, dry_run):
+    """Remove the runs stored longer ago than --older-than (s, m, h, d or w: 90m, 12h, 30d, 2w).
+
+    \b
+    Examples:
+        tender runs prune --older-than 30d
+        tender runs prune --older-than 2w --dry-run
+    """
+    from tender.answers.runs import RunStore
+
+    store = RunStore(settings.runs_path)
+    try:
+        count = store.prune(older_than, dry_run=dry_run)
+    finally:
+        store.close()
+    verb = "Would remove" if dry_run else "Removed"
+    click.echo(f"{verb} {count} run{'s' if count != 1 else ''} older than {older_than} from {settings.runs_path}.")
 
 
 @main.command("explain")
@@ -700,7 +786,7 @@ def runs_list(settings: Settings, limit, as_json):
     "--db",
     "db_path",
     type=click.Path(path_type=Path),
-    help="Catalogue to read API descriptions and usage from (default: catalog.db; optional).",
+    help="Where the run's catalogue is now, if it moved (default: the catalogue the run recorded).",
 )
 @click.pass_obj
 def explain_command(settings: Settings, run_id, function, full, diagram, as_json, db_path):
@@ -715,25 +801,25 @@ def explain_command(settings: Settings, run_id, function, full, diagram, as_json
         tender explain 5154ebb901684f9896196976d257d94c --diagram > bidding.mmd
     """
     from tender.answers.explain import explain, explanation_text
-    from tender.answers.runs import RunStore
-    from tender.catalog import CatalogError
-
-    from tender.answers.runs import UnknownRun
+    from tender.answers.provenance import UNRECORDED, RunCatalogues
+    from tender.answers.runs import RunStore, UnknownRun
 
     store = RunStore(settings.runs_path)
     try:
-        run = store.get(run_id)
+        entry = store.entry(run_id)
     except UnknownRun:
         raise click.BadParameter(
             f"no run {run_id!r} in {settings.runs_path}. `tender runs list` shows the latest ids.", param_hint="RUN_ID"
         ) from None
     finally:
         store.close()
-    try:
-        catalog = open_catalog(with_db(settings, db_path), embed=False)
-    except CatalogError:  # the explanation stands without it, only without usage counts
-        catalog = None
-    told = explain(run, function, detail="full" if full else "summary", catalog=catalog)
+    # The run's own catalogue, never the default one: its ids mean something only there.
+    catalog = RunCatalogues(moved="If it moved, name its new place with --db. ").for_run(
+        entry.run.plan.run_id, entry.catalog, where=db_path
+    )
+    told = explain(entry.run, function, detail="full" if full else "summary", catalog=catalog, budget=None)
+    if catalog is None:
+        told.notes = [*told.notes, UNRECORDED]
     if as_json:
         from tender.answers.brief import lean
 
@@ -922,11 +1008,10 @@ def train():
 def train_encoder(settings: Settings, out, epochs, learning_rate, rank, quiet):
     """Fine-tune all-MiniLM-L6-v2 on past mashups (never the test, tuning or validation ones).
 
-    About 12 minutes on 2 cores; with --rank 16, about 9. Optional: Tender ships a bid model fitted for the
-    stock encoder, and the tender-minilm delta with its own (TENDER_EMBEDDING_MODEL=tender-minilm). To use a
-    model trained here, set TENDER_EMBEDDING_MODEL to the folder, rebuild the catalogues and refit the bid
-    model (`tender train bids --out FILE`, then TENDER_BID_MODEL=FILE). A delta (--rank) is for
-    replacing the shipped one in a checkout (tender/catalog/assets/tender-minilm-lora.npz).
+    About 12 minutes on 2 cores; with --rank 16, about 9. Optional: Tender ships a ranking model fitted for the
+    stock encoder. To use a model trained here, set TENDER_EMBEDDING_MODEL to the folder, rebuild the catalogues
+    and refit the ranking model (`tender train ranker --out FILE`, then TENDER_RANKING_MODEL=FILE). A delta
+    (--rank) is for replacing the shipped one in a checkout (tender/catalog/assets/tender-minilm-lora.npz).
     """
     default = "tender-minilm-lora.npz" if rank else "minilm-finetuned"
     out = out or settings.models_dir / default
@@ -947,10 +1032,10 @@ def train_encoder(settings: Settings, out, epochs, learning_rate, rank, quiet):
     encoder_main(argv + (["--quiet"] if quiet else []))
     if rank:
         return
-    bids = out.with_name(f"bids-{out.name}.json")
+    model = out.with_name(f"ranking-{out.name}.json")
     click.echo(
-        f"Use it with: export TENDER_EMBEDDING_MODEL={out}; tender catalog build && tender train bids --out {bids}; "
-        f"then set TENDER_BID_MODEL={bids} and rebuild your other catalogues"
+        f"Use it with: export TENDER_EMBEDDING_MODEL={out}; tender catalog build && tender train ranker --out {model}; "
+        f"then set TENDER_RANKING_MODEL={model} and rebuild your other catalogues"
     )
 
 
@@ -1042,3 +1127,43 @@ def serve_command(
         max_connections=max_connections,
         idle_s=idle_timeout,
     )
+
+
+@main.command("doctor")
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(path_type=Path),
+    help="The catalogue `tender serve --db` would be given (default: catalog.db, or TENDER_CATALOG).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the checks, settings and client configurations as JSON.")
+@click.pass_obj
+def doctor_command(settings: Settings, db_path, as_json):
+    """Check what `tender serve` started the same way would use: the catalogue, the encoder, the runs database,
+    the bid model and the LLM endpoint (is it reachable?), with the settings it would run with; and print the
+    client configurations (Claude Desktop, Cursor, VS Code, Claude Code) that start exactly that server.
+    Exit 0 when everything is in place, 1 otherwise.
+
+    \b
+    Examples:
+        tender doctor
+        TENDER_CATALOG=tools.db tender doctor --json
+    """
+    from .server.doctor import diagnose
+
+    found = diagnose(with_db(settings, db_path))
+    if as_json:
+        click.echo(json.dumps(found.model_dump() | {"ok": found.ok}, indent=2))
+    else:
+        for check in found.checks:
+            mark = "ok  " if check.ok else "FAIL"
+            click.echo(f"{mark} {check.name:<13} {check.found}")
+            if check.fix:
+                click.echo(f"     {'':<13} {check.fix}")
+        click.echo("\nA server started by an MCP client gets only the environment its configuration gives it:")
+        for name, value in found.settings.items():
+            click.echo(f"  {name}={value}")
+        for client, snippet in found.clients.items():
+            click.echo(f"\n{client}:\n{snippet}")
+    if not found.ok:
+        sys.exit(1)

@@ -40,6 +40,7 @@ class Settings:
     embedding_model: str | None = None
     embedding_runtime: str = "auto"  # "onnx", "torch" or "auto" (ONNX where installed)
     data_dir: Path = _CLONE_DATA
+    data_from_env: bool = False  # TENDER_DATA named data_dir (else it is the clone's, which an install lacks)
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: str | None = None
@@ -54,7 +55,7 @@ class Settings:
         """A file of the ProgrammableWeb data; DataMissing, saying to set TENDER_DATA (or `instead`), if absent."""
         path = self.data_dir / name
         if not path.exists():
-            raise DataMissing(self.data_dir, name, instead)
+            raise DataMissing(self.data_dir, name, instead, from_env=self.data_from_env)
         return path
 
     @property
@@ -90,6 +91,7 @@ class Settings:
             embedding_model=env.get("TENDER_EMBEDDING_MODEL") or None,
             embedding_runtime=env.get("TENDER_EMBEDDING_RUNTIME") or "auto",
             data_dir=default_data_dir(env),
+            data_from_env=bool(env.get("TENDER_DATA")),
             llm_base_url=env.get("TENDER_LLM_BASE_URL") or env.get("OPENAI_BASE_URL") or None,
             llm_model=env.get("TENDER_LLM_MODEL") or env.get("OPENAI_MODEL") or None,
             llm_api_key=env.get("TENDER_LLM_API_KEY") or env.get("OPENAI_API_KEY") or None,

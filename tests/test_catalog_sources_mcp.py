@@ -4,6 +4,7 @@ previous catalogue intact."""
 
 import json
 import sys
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -39,17 +40,15 @@ def test_every_tool_of_five_real_servers_becomes_an_item_of_its_server(five):
     for source in five:
         assert source.info.kind == "mcp" and source.info.items == len(source.apis) > 0
         for api in source.apis:
+            deprecated = api.tool == "read_file"  # the filesystem server's, "Read File (Deprecated)"
             assert (api.kind, api.server, api.provider, api.status) == (
                 "tool",
                 source.info.name,
                 source.info.name,
-                "active",
+                "deprecated" if deprecated else "active",
             )
-            assert (
-                api.name == f"{api.tool} ({api.server})"
-                and api.description
-                and api.status_source == "listed by the server"
-            )
+            assert api.name == f"{api.tool} ({api.server})" and api.description
+            assert deprecated or api.status_source == "listed by the server"
 
 
 def test_input_schemas_and_annotations_are_summarised(five):
@@ -123,7 +122,10 @@ def previous(tmp_path):
     "server,says",
     [
         ("ghost=/no/such/mcp-server", "cannot be started: no command '/no/such/mcp-server'"),
-        (f"quitter={PY} -c \"import sys; sys.stderr.write('bad config'); sys.exit(3)\"", "its stderr: bad config"),
+        (
+            f"quitter={PY} -c \"import sys; sys.stderr.write('bad config'); sys.exit(3)\"",
+            "exited with status 3 before listing its tools; its stderr ends: bad config",
+        ),
         (f'sleeper={PY} -c "import time; time.sleep(60)"', "did not list its tools within 2 s"),
         (f"mute={PY} -c \"print('hello'); import time; time.sleep(60)\"", "did not list its tools within 2 s"),
     ],
@@ -211,6 +213,38 @@ def test_an_unreadable_listing_or_configuration_is_named_exit_2(tmp_path, previo
     make(source)
     result = build(tmp_path, option, str(source))
     assert result.exit_code == 2 and f"{source}: {says}" in result.output
+    assert (tmp_path / "tools.db").read_bytes() == previous
+
+
+def test_every_failing_server_is_named_with_its_cause_and_all_start_at_once(tmp_path, previous):
+    """Three servers that fail three ways: one error names each, with its exit status and last stderr lines, its
+    timeout, or the command that is missing; the hung one costs its timeout once, not once per server."""
+    quitter = f"quitter={PY} -c \"import sys; print('line 1', file=sys.stderr); sys.exit('no API key set')\""
+    sleepers = [f'sleeper{n}={PY} -c "import time; time.sleep(60)"' for n in range(3)]
+    started = time.monotonic()
+
+    result = build(
+        tmp_path,
+        "--mcp",
+        quitter,
+        *[a for s in sleepers for a in ("--mcp", s)],
+        "--mcp",
+        "ghost=/no/such",
+        "--mcp-timeout",
+        "3",
+    )
+
+    assert time.monotonic() - started < 12  # concurrently: one timeout, not three
+    assert result.exit_code == 2
+    [error, _] = result.stderr.strip().splitlines()
+    assert error.startswith("Error: 5 of 5 MCP servers: failed:")
+    assert "MCP server 'quitter'" in error and "exited with status 1" in error
+    assert "its stderr ends: line 1 / no API key set" in error
+    for n in range(3):
+        assert f"MCP server 'sleeper{n}'" in error
+    assert error.count("did not list its tools within 3 s") == 3
+    assert "MCP server 'ghost' (/no/such): cannot be started: no command '/no/such'" in error
+    assert "--skip-failed" in error
     assert (tmp_path / "tools.db").read_bytes() == previous
 
 

@@ -90,3 +90,56 @@ def test_categories_are_listed_largest_first(tender):
 def test_db_points_recommend_at_another_catalogue(tender, tmp_path):
     result = tender("recommend", "maps", "--db", str(tmp_path / "missing.db"))
     assert result.exit_code != 0 and "missing.db" in result.output
+
+
+# -- removing runs (issue 37, item 11) ------------------------------------------------------------
+def run_ids(tender) -> list[str]:
+    return [r["run_id"] for r in latest_runs(tender)]
+
+
+def test_runs_delete_removes_the_runs_named(tender):
+    for requirement in ("a map of bike shops", "send SMS reminders", "share photos"):
+        assert tender("recommend", requirement).exit_code == 0
+    photos, sms, bikes = run_ids(tender)
+
+    result = tender("runs", "delete", photos, bikes)
+
+    assert result.exit_code == 0 and "Removed 2 runs" in result.output
+    assert run_ids(tender) == [sms]
+    assert tender("explain", photos).exit_code == 2
+
+
+def test_runs_delete_of_an_unknown_id_removes_nothing_and_exits_2(tender):
+    assert tender("recommend", "a map of bike shops").exit_code == 0
+    [kept] = run_ids(tender)
+
+    result = tender("runs", "delete", kept, "0123abc")
+
+    assert result.exit_code == 2 and "no run '0123abc'" in result.output and "nothing was removed" in result.output
+    assert run_ids(tender) == [kept]
+
+
+def test_runs_prune_removes_runs_older_than_an_age(tender, tmp_path):
+    from tender.answers.runs import RunStore
+
+    for requirement in ("a map of bike shops", "send SMS reminders"):
+        assert tender("recommend", requirement).exit_code == 0
+    old, new = run_ids(tender)[1], run_ids(tender)[0]
+    store = RunStore(tmp_path / "runs.db")
+    store.db.execute("update runs set created_at = '2020-01-01T00:00:00.000000+00:00' where run_id = ?", [old])
+    store.db.conn.commit()
+    store.close()
+
+    dry = tender("runs", "prune", "--older-than", "30d", "--dry-run")
+    assert dry.exit_code == 0 and "Would remove 1 run " in dry.output and len(run_ids(tender)) == 2
+
+    result = tender("runs", "prune", "--older-than", "30d")
+    assert result.exit_code == 0 and "Removed 1 run " in result.output
+    assert run_ids(tender) == [new]
+
+
+@pytest.mark.parametrize("age", ["soon", "30", "-1d", "3y"])
+def test_runs_prune_wants_an_age_with_a_unit(tender, age):
+    result = tender("runs", "prune", "--older-than", age)
+
+    assert result.exit_code == 2 and "e.g. 30d" in result.output

@@ -11,7 +11,7 @@ from mcp.types import PromptReference
 
 from tender.agents import protocols
 from tender.agents.protocols import PROTOCOLS, Protocol
-from tender.agents.request import InvalidRequest, Request
+from tender.agents.request import DEFAULT_PROTOCOL, InvalidRequest, Request
 from tender.agents.service import Tender
 from tender.catalog import Catalog
 from tender.cli import main
@@ -58,7 +58,8 @@ async def test_the_tools_and_the_prompt_list_the_registered_protocols(settings):
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         protocol = tools["recommend_apis"].input_schema["properties"]["protocol"]
         assert protocol["enum"] == list(PROTOCOLS)
-        assert all(p.summary in protocol["description"] for p in PROTOCOLS.values())
+        assert all(repr(name) in protocol["description"] for name in PROTOCOLS)
+        assert PROTOCOLS[DEFAULT_PROTOCOL].summary in protocol["description"]
         assert ", ".join(PROTOCOLS) in tools["compare_protocols"].description
         assert "{protocols}" not in tools["compare_protocols"].description
         prompt = next(p for p in (await client.list_prompts()).prompts if p.name == "compose_service")

@@ -16,7 +16,11 @@ async def test_lists_the_resources_and_templates(settings):
         resources = (await client.list_resources()).resources
         templates = (await client.list_resource_templates()).resource_templates
     assert [(r.uri, r.mime_type) for r in resources] == [("catalog://categories", "application/json")]
-    assert {t.uri_template for t in templates} == {"catalog://apis/{api_id}", "runs://{run_id}"}
+    assert {t.uri_template for t in templates} == {
+        "catalog://apis/{api_id}",
+        "runs://{run_id}",
+        "runs://{run_id}/transcript/{page}",
+    }
     assert all(t.description for t in templates)
 
 
@@ -40,11 +44,15 @@ async def test_run_resource(settings):
     async with Client(build_server(settings)) as client:
         plan = ok(await client.call_tool("recommend_apis", {"requirement": REQUIREMENT}))
         stored = json.loads((await client.read_resource(f"runs://{plan['run_id']}")).contents[0].text)
+        first = json.loads((await client.read_resource(stored["next"])).contents[0].text)
         with pytest.raises(MCPError, match="No run 'missing'"):
             await client.read_resource("runs://missing")
+        with pytest.raises(MCPError, match="pages 1 to 1"):
+            await client.read_resource(f"runs://{plan['run_id']}/transcript/2")
     assert stored["plan"]["run_id"] == plan["run_id"]
     assert [a["name"] for a in stored["plan"]["apis"]] == plan["apis"]
-    assert stored["transcript"]["messages"][0]["kind"] == "cfp"
+    assert stored["transcript"] == {"messages": stored["plan"]["cost"]["messages"], "pages": 1}
+    assert first["messages"][0]["kind"] == "cfp" and first["routing"] and first["next"] is None
 
 
 async def test_compose_service_prompt(settings):

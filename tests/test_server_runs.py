@@ -47,10 +47,10 @@ def test_migrates_an_empty_database(tmp_path):
     db = sqlite_utils.Database(tmp_path / "runs.db")
     migrate(db)
     assert {"runs", "_sqlite_migrations"} <= set(db.table_names())
-    assert [m.name for m in migrations.applied(db)] == ["m001_runs"]
+    assert [m.name for m in migrations.applied(db)] == ["m001_runs", "m002_catalog"]
     assert db["runs"].pks == ["run_id"]
     migrate(db)  # a second time changes nothing
-    assert len(migrations.applied(db)) == 1
+    assert len(migrations.applied(db)) == 2
 
 
 def test_opens_in_wal_mode(tmp_path):

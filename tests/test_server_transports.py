@@ -109,7 +109,7 @@ def test_inspector_cli_lists_and_calls_the_tools(npx, server_env):
     assert {"recommend_apis", "explain_bids", "compare_protocols", "search_apis", "get_api", "list_categories"} == set(
         tools
     )
-    assert tools["recommend_apis"]["annotations"]["readOnlyHint"] is True
+    assert tools["recommend_apis"]["annotations"]["idempotentHint"] is False  # each call stores a new run
     assert "outputSchema" in tools["recommend_apis"]
 
     called = inspector(

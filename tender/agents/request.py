@@ -4,7 +4,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from tender.catalog import TenderError
+from tender.errors import InputToFix
 
 DEFAULT_PROTOCOL = "manager-led"
 Organisation = Literal["api", "category", "provider"]
@@ -13,7 +13,7 @@ MAX_NEEDS = 12
 MAX_NEED_CHARS = 300
 
 
-class InvalidRequest(TenderError):
+class InvalidRequest(InputToFix):
     pass
 
 

@@ -84,7 +84,7 @@ def api_choice(award: Award, bid: Propose | None, catalog: Catalog | None) -> Ap
     return ApiChoice(
         api_id=award.api_id,
         name=award.api_name,
-        does=one_line(api.description) if api is not None and api.description else "",
+        does=does(api) if api is not None else "",
         link=getattr(api, "link", "") or None,
         status=getattr(api, "status", "") or getattr(award, "status", "") or "unknown",
         provider=provider if provider and provider != award.api_name else None,
@@ -93,6 +93,16 @@ def api_choice(award: Award, bid: Propose | None, catalog: Catalog | None) -> Ap
         confidence=round(_confidence(award), 2),
         why=why(bid.evidence if bid else {}, bid.rationale if bid else award.rationale, usage),
     )
+
+
+def does(api) -> str:
+    """What an item does: its description's first sentence. A tool's title is a label, not what it does;
+    catalogues built before titles were kept apart begin the description with it ("Read Graph. Read the ...")."""
+    text = api.description or ""
+    title = str(getattr(api, "details", {}).get("title") or "")
+    if title and text.startswith(f"{title}. "):
+        text = text[len(title) + 2 :]
+    return one_line(text) if text else ""
 
 
 def _confidence(award: Award) -> float:
@@ -108,7 +118,12 @@ def step_reason(step) -> str | None:
 
 
 def recommendation(run: Run, catalog: Catalog | None = None, detail: Detail = "summary") -> Recommendation:
-    """The plan an assistant acts on; `detail="full"` adds the stage sets, the cost and the transcript."""
+    """The plan an assistant acts on; `detail="full"` adds the stage sets, the cost and the bid model's
+    rationales. Every message is left to explain_bids and runs://{run_id}: with them, a plan of four functions
+    weighed 78 KB. A plan of more functions than fit the result budget lists those that fit and says where the
+    rest are."""
+    from .budget import RESULT_BYTES, STAGE_IDS, fitting
+
     plan, transcript = run.plan, run.transcript
     functions = [
         FunctionChoice(
@@ -128,20 +143,29 @@ def recommendation(run: Run, catalog: Catalog | None = None, detail: Detail = "s
         notes=plan.notes,
     )
     if detail == "full":
+        stages = {name: ids[:STAGE_IDS] for name, ids in plan.stages.model_dump().items()}
         result = result.model_copy(
             update=dict(
                 detail="full",
                 requirement=plan.requirement,
                 organisation=plan.organisation,
-                stages=plan.stages,
+                stages=type(plan.stages)(**stages),
                 cost=plan.cost,
                 latency_ms=plan.latency_ms,
                 constraints=plan.constraints,
                 backends=plan.backends,
                 plan=plan.apis,
-                transcript=transcript,
+                transcript_uri=f"runs://{plan.run_id}",
             )
         )
+    kept = fitting(functions, lambda shown: result.model_copy(update=dict(functions=list(shown))), RESULT_BYTES - 400)
+    if kept < len(functions):
+        rest = functions[kept:]
+        note = (
+            f"Functions {rest[0].id} to {rest[-1].id} are left out of this answer to keep it short: "
+            f"explain_bids(run_id, function=...) tells each, and runs://{plan.run_id} holds the whole plan."
+        )
+        result = result.model_copy(update=dict(functions=functions[:kept], notes=[*result.notes, note]))
     return result
 
 

@@ -8,14 +8,20 @@ import re
 
 from tender.agents.diagram import sequence_diagram, summary_diagram
 from tender.agents.messages import Transcript
-from tender.agents.plan import Run
-from tender.catalog import Catalog, TenderError
+from tender.agents.plan import Run, Stages
+from tender.catalog import Catalog
+from tender.errors import InputToFix
 
 from .brief import api_choice, one_line, step_reason, why, winning_bid
+from .budget import RESULT_BYTES, STAGE_IDS, pages_of, result_bytes
 from .schemas import Bid, BidBrief, CallExplained, Decision, Detail, Explanation, FunctionExplained, Refusal, StageSizes
 
 
-class UnknownFunction(TenderError):
+class UnknownFunction(InputToFix):
+    pass
+
+
+class UnknownPage(InputToFix):
     pass
 
 
@@ -25,52 +31,129 @@ def explain(
     names: dict[str, str] | None = None,
     detail: Detail = "summary",
     catalog: Catalog | None = None,
+    page: int = 1,
+    budget: int | None = RESULT_BYTES,
 ) -> Explanation:
     """Tell the run per function; with `function` (a step id such as 'f1', or its text), only that step.
-    `names` labels contractors in the diagram; `catalog` adds usage counts to the reasons.
-    Raises UnknownFunction naming the valid steps."""
+    `names` labels contractors in the diagram; `catalog` adds usage counts to the reasons. An explanation
+    heavier than `budget` bytes as a tool result comes in pages: `page` picks one, `next_page` names the next
+    (None: one page, whatever it weighs, for a terminal). Raises UnknownFunction naming the valid steps and
+    UnknownPage naming how many pages there are."""
     plan, transcript = run.plan, run.transcript
     if names is None and catalog is not None:
         names = _names(transcript, catalog)
     step_id = _step_id(run, function) if function else None
     if step_id:
         tasks = {m.task_id for m in transcript.of_kind("cfp") if m.function_id == step_id}
-        transcript = Transcript(
-            messages=[m for m in transcript.messages if m.task_id in tasks],
-            routing=[r for r in transcript.routing if r.task_id in tasks],
-            backtracking=[b for b in transcript.backtracking if b.function_id == step_id],
-            notes=transcript.notes,
-        )
+        transcript = _only(transcript, tasks)
+        transcript.backtracking = [b for b in transcript.backtracking if b.function_id == step_id]
     calls = _calls(transcript)
-    result = Explanation(
+    functions = _functions(run, calls, transcript, catalog)
+    base = Explanation(
         run_id=plan.run_id,
         protocol=plan.protocol,
         organisation=plan.organisation,
         detail=detail,
         function=step_id,
-        functions=_functions(run, calls, transcript, catalog),
+        functions=[],
         apis=[a.name for a in plan.apis],
         messages=plan.cost.messages,
         contractors_contacted=plan.cost.contractors_contacted,
         notes=transcript.notes or plan.notes,
-        diagram=(sequence_diagram if detail == "full" else summary_diagram)(transcript, names=names),
+        diagram="",
         transcript_uri=f"runs://{plan.run_id}",
     )
     if detail == "full":
-        result = result.model_copy(
+        first = base.model_copy(
             update=dict(
+                functions=[told for told, _ in functions],
                 requirement=plan.requirement,
                 steps=[s for s in plan.steps if step_id in (None, s.id)],
-                calls=calls,
                 backtracking=transcript.backtracking,
-                stages=plan.stages,
+                stages=_capped(plan.stages),
                 cost=plan.cost,
                 stage_sizes=StageSizes(
                     category=len(plan.stages.category), bidding=len(plan.stages.bidding), final=len(plan.stages.final)
                 ),
             )
         )
-    return result
+
+        def full_page(chunk: list[CallExplained | None]) -> Explanation:
+            """A page of calls; the run-level parts (None, the first unit) head the first page."""
+            here = [c for c in chunk if c is not None]
+            head = first if chunk and chunk[0] is None else base.model_copy(update=dict(notes=[]))
+            sub = _only(transcript, {c.task_id for c in here})
+            return head.model_copy(update=dict(calls=here, diagram=sequence_diagram(sub, names=names)))
+
+        fitted = [_fitted(call, plan.run_id, budget, full_page) for call in calls] if budget else calls
+        return _page(full_page, [None, *fitted], page, plan.run_id, budget)
+
+    def summary_page(chunk: list[tuple[FunctionExplained, list[str]]]) -> Explanation:
+        sub = _only(transcript, {task for _, tasks in chunk for task in tasks})
+        sub.backtracking = transcript.backtracking
+        return base.model_copy(
+            update=dict(functions=[told for told, _ in chunk], diagram=summary_diagram(sub, names=names))
+        )
+
+    return _page(summary_page, functions, page, plan.run_id, budget)
+
+
+def _page(render, units: list, page: int, run_id: str, budget: int | None) -> Explanation:
+    """The `page`-th page of `units` rendered, each page within `budget` (None: one page)."""
+    pages = pages_of(units, lambda chunk: _weight(render(chunk)), budget) if budget else [units]
+    if not 1 <= page <= len(pages):
+        raise UnknownPage(
+            f"Run {run_id}'s explanation has {len(pages)} page{'s' if len(pages) != 1 else ''} here; "
+            f"ask for page 1 to {len(pages)}."
+        )
+    told = render(pages[page - 1])
+    if len(pages) == 1:
+        return told
+    return told.model_copy(update=dict(page=page, pages=len(pages), next_page=page + 1 if page < len(pages) else None))
+
+
+def _weight(page: Explanation) -> int:
+    """A page's weight as a result, counting the paging fields it may carry."""
+    return result_bytes(page.model_copy(update=dict(page=999, pages=999, next_page=999)))
+
+
+def _only(transcript: Transcript, tasks: set[str]) -> Transcript:
+    return Transcript(
+        messages=[m for m in transcript.messages if m.task_id in tasks],
+        routing=[r for r in transcript.routing if r.task_id in tasks],
+        backtracking=list(transcript.backtracking),
+        notes=transcript.notes,
+    )
+
+
+def _capped(stages: Stages) -> Stages:
+    """Each stage's first STAGE_IDS ids: a large catalogue's category stage runs to thousands (stage_sizes
+    gives the counts, runs://{run_id} the whole lists)."""
+    return Stages(**{name: ids[:STAGE_IDS] for name, ids in stages.model_dump().items()})
+
+
+_LISTS = ("contacted", "proposals", "refusals", "decisions", "confirmations")
+
+
+def _fitted(call: CallExplained, run_id: str, budget: int, render) -> CallExplained:
+    """The call, its longest lists cut until a page of it alone fits (a broadcast reaches hundreds), saying what
+    was left out and where it is."""
+    whole = {name: len(getattr(call, name)) for name in _LISTS}
+    trimmed = call
+    while _weight(render([trimmed])) > budget:
+        longest = max(_LISTS, key=lambda name: len(getattr(trimmed, name)))
+        items = getattr(trimmed, longest)
+        if len(items) <= 1:
+            break
+        trimmed = trimmed.model_copy(update={longest: items[: len(items) // 2]})
+    if trimmed is call:
+        return call
+    shown = ", ".join(
+        f"{len(getattr(trimmed, name))} of {whole[name]} {name}"
+        for name in _LISTS
+        if len(getattr(trimmed, name)) < whole[name]
+    )
+    return trimmed.model_copy(update=dict(left_out=f"Shown: {shown}; runs://{run_id} has every message."))
 
 
 def _names(transcript: Transcript, catalog: Catalog) -> dict[str, str]:
@@ -85,8 +168,9 @@ def _names(transcript: Transcript, catalog: Catalog) -> dict[str, str]:
 
 def _functions(
     run: Run, calls: list[CallExplained], transcript: Transcript, catalog: Catalog | None
-) -> list[FunctionExplained]:
-    """One entry per announced function, its rounds merged, in the order first announced."""
+) -> list[tuple[FunctionExplained, list[str]]]:
+    """One entry per announced function, its rounds merged, in the order first announced, with the tasks
+    (calls for proposals) it was announced in."""
     steps = {s.id: s for s in run.plan.steps}
     groups: dict[str | None, list[CallExplained]] = {}
     for call in calls:
@@ -106,24 +190,27 @@ def _functions(
             if losing and api.api_id == losing.api_id and api.steps:
                 decisions[api.api_id] = f"awarded to {', '.join(api.steps)} instead"
         told.append(
-            FunctionExplained(
-                id=function_id,
-                function=(step.function if step else rounds[0].function) or one_line(run.plan.requirement, 80),
-                status=getattr(step.status, "value", None) if step else None,
-                sent_to=_sent_to(rounds[-1]),
-                categories=rounds[-1].categories,
-                rounds=len(rounds) if len(rounds) > 1 else None,
-                bids=len(proposals),
-                refusals=sum(len(c.refusals) for c in rounds),
-                winners=[_winner(a, transcript, function_id, catalog, decisions) for a in awards],
-                best_losing=_brief(losing, catalog, decisions) if losing else None,
-                backtracking=[
-                    f"round {b.round}: {b.reason} ({', '.join(b.from_categories) or 'any'} -> "
-                    f"{', '.join(b.to_categories) or 'any'})"
-                    for b in transcript.backtracking
-                    if b.function_id == function_id
-                ],
-                reason=step_reason(step) if step else None,
+            (
+                FunctionExplained(
+                    id=function_id,
+                    function=(step.function if step else rounds[0].function) or one_line(run.plan.requirement, 80),
+                    status=getattr(step.status, "value", None) if step else None,
+                    sent_to=_sent_to(rounds[-1]),
+                    categories=[c for c in rounds[-1].categories if catalog is None or c in catalog.real_categories],
+                    rounds=len(rounds) if len(rounds) > 1 else None,
+                    bids=len(proposals),
+                    refusals=sum(len(c.refusals) for c in rounds),
+                    winners=[_winner(a, transcript, function_id, catalog, decisions) for a in awards],
+                    best_losing=_brief(losing, catalog, decisions) if losing else None,
+                    backtracking=[
+                        f"round {b.round}: {b.reason} ({', '.join(b.from_categories) or 'any'} -> "
+                        f"{', '.join(b.to_categories) or 'any'})"
+                        for b in transcript.backtracking
+                        if b.function_id == function_id
+                    ],
+                    reason=step_reason(step) if step else None,
+                ),
+                [c.task_id for c in rounds],
             )
         )
     return told

@@ -1,10 +1,20 @@
 """Plans as text for a terminal."""
 
+from collections.abc import Collection
+
 from tender.agents.messages import Transcript
 from tender.agents.plan import Plan
 
 
-def plan_text(plan: Plan, transcript: Transcript | None = None, runners_up: int = 5) -> str:
+def plan_text(
+    plan: Plan, transcript: Transcript | None = None, runners_up: int = 5, categories: Collection[str] | None = None
+) -> str:
+    """The plan for a terminal. `categories` are the ones worth showing (Catalog.real_categories: a directory's,
+    not an OpenAPI document's tags, which read as nonsense on an unrelated step); None shows every one."""
+
+    def shown(names: list[str]) -> list[str]:
+        return names if categories is None else [c for c in names if c in categories]
+
     lines = [
         f"Requirement: {plan.requirement}",
         f"Protocol: {plan.protocol} ({plan.organisation} contractors)",
@@ -14,8 +24,8 @@ def plan_text(plan: Plan, transcript: Transcript | None = None, runners_up: int 
     for step in plan.steps:
         after = f"  (after {', '.join(step.depends_on)})" if step.depends_on else ""
         lines.append(f"  {step.id} [{step.status.value}] {step.function}{after}")
-        if step.categories:
-            lines.append(f"      categories: {', '.join(step.categories)}")
+        if shown(step.categories):
+            lines.append(f"      categories: {', '.join(shown(step.categories))}")
         for award in step.awarded:
             dead = " DEPRECATED" if award.status == "deprecated" else ""
             lines.append(
@@ -25,7 +35,7 @@ def plan_text(plan: Plan, transcript: Transcript | None = None, runners_up: int 
             lines.append(f"      no API: {step.reason}")
     lines += ["", "APIs, best first:"]
     for rank, api in enumerate(plan.apis, start=1):
-        groups = f" [{', '.join(api.categories)}]" if api.categories else ""
+        groups = f" [{', '.join(shown(api.categories))}]" if shown(api.categories) else ""
         lines.append(f"  {rank}. {api.name}{groups} score {api.score:.2f}")
         if api.tool:
             lines.append(f"     call: tool {api.tool!r} on MCP server {api.server!r}")

@@ -20,12 +20,14 @@ import threading
 from pathlib import Path
 
 import sqlite_utils
+from pydantic import BaseModel, Field
 from sqlite_utils.migrations import Migrations
 
 from tender.agents.messages import transcript_adapter
 from tender.agents.plan import Plan, Run
-from tender.catalog import TenderError
+from tender.catalog import Catalog, TenderError
 from tender.catalog.database import connect_shared, file_identity, write_transaction
+from tender.errors import InputToFix
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +54,14 @@ def m001_runs(db: sqlite_utils.Database) -> None:
     db["runs"].create_index(["created_at"])
 
 
+@migrations()
+def m002_catalog(db: sqlite_utils.Database) -> None:
+    """The catalogue a run was made on (path and fingerprint): its ids mean something only in that catalogue.
+    Runs stored before have none."""
+    db["runs"].add_column("catalog_path", str)
+    db["runs"].add_column("catalog_fingerprint", str)
+
+
 def migrate(db: sqlite_utils.Database) -> None:
     """Apply the migrations this database has not seen. One transaction holding the write lock, so
     two processes opening a new file at once do not both create its tables."""
@@ -59,13 +69,30 @@ def migrate(db: sqlite_utils.Database) -> None:
         migrations.apply(db)
 
 
-class UnknownRun(TenderError):
+class UnknownRun(InputToFix):
     def __init__(self, run_id: str):
         super().__init__(
             f"No run {run_id!r}. A run_id is the `run_id` field that recommend_apis (or compare_protocols) "
             "returned; pass it exactly as given."
         )
         self.run_id = run_id
+
+
+class CatalogRef(BaseModel):
+    """The catalogue a run was made on: where it was, and its fingerprint then (catalog/summary.py)."""
+
+    path: str
+    fingerprint: str
+
+    @classmethod
+    def of(cls, catalog: Catalog) -> "CatalogRef":
+        return cls(path=str(catalog.path.resolve()), fingerprint=catalog.fingerprint)
+
+
+class StoredRun(BaseModel):
+    run: Run
+    created_at: str
+    catalog: CatalogRef | None = Field(None, description="None for a run stored before runs recorded it.")
 
 
 class RunsUnavailable(TenderError):
@@ -124,8 +151,8 @@ class RunStore:
     def __repr__(self):
         return f"<RunStore {self.path}>"
 
-    def save(self, run: Run) -> str:
-        """Store one run in one transaction; returns its run_id."""
+    def save(self, run: Run, catalog: CatalogRef | None = None) -> str:
+        """Store one run, with the catalogue it was made on, in one transaction; returns its run_id."""
         plan = run.plan
         row = {
             "run_id": plan.run_id,
@@ -138,6 +165,8 @@ class RunStore:
             "api_ids": json.dumps([api.api_id for api in plan.apis]),
             "latency_ms": plan.latency_ms,
             "backends": json.dumps(plan.backends),
+            "catalog_path": catalog.path if catalog else None,
+            "catalog_fingerprint": catalog.fingerprint if catalog else None,
         }
         try:
             with self._lock:
@@ -149,12 +178,23 @@ class RunStore:
         return plan.run_id
 
     def get(self, run_id: str) -> Run:
+        return self.entry(run_id).run
+
+    def entry(self, run_id: str) -> StoredRun:
+        """The run with when it was stored and the catalogue it was made on; UnknownRun if there is none."""
         with self._lock:
             self._check_file()
-            row = self.db.execute("select plan, transcript from runs where run_id = ?", [run_id.strip()]).fetchone()
+            row = self.db.execute(
+                "select plan, transcript, created_at, catalog_path, catalog_fingerprint from runs where run_id = ?",
+                [run_id.strip()],
+            ).fetchone()
         if row is None:
             raise UnknownRun(run_id)
-        return Run(plan=Plan.model_validate_json(row[0]), transcript=transcript_adapter.validate_json(row[1]))
+        return StoredRun(
+            run=Run(plan=Plan.model_validate_json(row[0]), transcript=transcript_adapter.validate_json(row[1])),
+            created_at=row[2],
+            catalog=CatalogRef(path=row[3], fingerprint=row[4]) if row[3] else None,
+        )
 
     def count(self) -> int:
         with self._lock:
@@ -162,16 +202,47 @@ class RunStore:
             return self.db.execute("select count(*) from runs").fetchone()[0]
 
     def recent(self, limit: int = 20) -> list[dict]:
-        """The latest runs, newest first: id, time, requirement, protocol and API ids."""
+        """The latest runs, newest first: id, time, requirement, protocol, API ids and catalogue (None for a run
+        stored before runs recorded theirs)."""
         with self._lock:
             self._check_file()
             rows = self.db.execute(
-                "select run_id, created_at, requirement, protocol, organisation, api_ids from runs "
-                "order by created_at desc, rowid desc limit ?",
+                "select run_id, created_at, requirement, protocol, organisation, api_ids, catalog_path, "
+                "catalog_fingerprint from runs order by created_at desc, rowid desc limit ?",
                 [limit],
             ).fetchall()
-        keys = ("run_id", "created_at", "requirement", "protocol", "organisation", "api_ids")
-        return [dict(zip(keys, row)) | {"api_ids": json.loads(row[5] or "[]")} for row in rows]
+        keys = ("run_id", "created_at", "requirement", "protocol", "organisation")
+        return [
+            dict(zip(keys, row))
+            | {
+                "api_ids": json.loads(row[5] or "[]"),
+                "catalog": {"path": row[6], "fingerprint": row[7]} if row[6] else None,
+            }
+            for row in rows
+        ]
+
+    def delete(self, run_ids: list[str]) -> int:
+        """Remove these runs in one transaction; UnknownRun (and nothing removed) if one is not stored."""
+        wanted = list(dict.fromkeys(r.strip() for r in run_ids))
+        with self._lock:
+            self._check_file()
+            with write_transaction(self.db):
+                for run_id in wanted:
+                    if self.db.execute("select 1 from runs where run_id = ?", [run_id]).fetchone() is None:
+                        raise UnknownRun(run_id)
+                    self.db.execute("delete from runs where run_id = ?", [run_id])
+        return len(wanted)
+
+    def prune(self, older_than: datetime.timedelta, *, dry_run: bool = False) -> int:
+        """Remove the runs stored more than `older_than` ago (only count them with dry_run); returns how many."""
+        cutoff = (datetime.datetime.now(datetime.UTC) - older_than).isoformat(timespec="microseconds")
+        with self._lock:
+            self._check_file()
+            with write_transaction(self.db):
+                count = self.db.execute("select count(*) from runs where created_at < ?", [cutoff]).fetchone()[0]
+                if not dry_run:
+                    self.db.execute("delete from runs where created_at < ?", [cutoff])
+        return count
 
     def close(self) -> None:
         with self._lock:
@@ -189,10 +260,13 @@ class NoHistory:
     def __repr__(self):
         return f"<NoHistory {self.path}>"
 
-    def save(self, run: Run) -> str:
+    def save(self, run: Run, catalog: CatalogRef | None = None) -> str:
         raise RunNotStored(self.path, RuntimeError(f"this server runs without history: {self.reason}"))
 
     def get(self, run_id: str) -> Run:
+        return self.entry(run_id).run
+
+    def entry(self, run_id: str) -> StoredRun:
         raise TenderError(
             f"No run {run_id!r}: this server keeps no history ({self.reason}). "
             "Ask its operator to set TENDER_RUNS to a writable file and restart it."
@@ -217,10 +291,11 @@ def open_runs(path: Path | str) -> "RunStore | NoHistory":
         return NoHistory(path, _reason(error.__cause__ or error))
 
 
-def keep(store: "RunStore | NoHistory", run: Run) -> None:
-    """Store the run; one that cannot be stored is still returned, its plan saying why it was not kept."""
+def keep(store: "RunStore | NoHistory", run: Run, catalog: Catalog | None = None) -> None:
+    """Store the run with the catalogue it was made on; one that cannot be stored is still returned, its plan
+    saying why it was not kept."""
     try:
-        store.save(run)
+        store.save(run, CatalogRef.of(catalog) if catalog is not None else None)
     except RunNotStored as error:
         log.warning("%s", error)
         run.plan.notes.append(str(error))

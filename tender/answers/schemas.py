@@ -2,32 +2,60 @@
 for the assistant reading the result. Fields that only `detail="full"` fills are None otherwise and
 left out of the result."""
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from tender.agents.messages import Backtrack, RoutedContractor, Transcript
+from tender.agents.messages import Backtrack, RoutedContractor
 from tender.agents.plan import Cost, PlanStep, RecommendedApi, Stages
 from tender.agents.request import Constraints
 
 Detail = Literal["summary", "full"]
 
+# A full-only field's schema, told in its description instead of nested models: an assistant reads every tool's
+# output schema before a conversation starts, and these nested ones made tools/list 49 KB.
+OBJECT = WithJsonSchema({"type": "object"})
+OBJECTS = WithJsonSchema({"type": "array", "items": {"type": "object"}})
 
-class CategoryInfo(BaseModel):
+
+def _tidy(schema: dict) -> None:
+    """An output schema without what says nothing to its reader: pydantic's titles (each name respelt, "Api
+    Id"), defaults, and the null branch of an optional field, which a result never carries (answers drop empty
+    fields, brief.lean)."""
+    schema.pop("title", None)
+    schema.pop("description", None)  # a model's docstring is for the code's reader; its fields say what it holds
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+        if "default" in prop:  # a result has every value it has; defaults are for arguments
+            optional = prop.pop("default") is None
+            branches = prop.get("anyOf", [])
+            if optional and {"type": "null"} in branches and len(branches) == 2:
+                del prop["anyOf"]
+                prop.update(next(b for b in branches if b != {"type": "null"}))
+
+
+class Answer(BaseModel):
+    """What a tool returns, or a part of it: its schema without titles."""
+
+    model_config = ConfigDict(json_schema_extra=_tidy)
+
+
+class CategoryInfo(Answer):
     name: str = Field(description="Category name, spelled as the catalogue spells it.")
     api_count: int = Field(description="APIs tagged with this category.")
     similarity: float | None = Field(None, description="Cosine similarity to the query, when one was given.")
 
 
-class CategoryList(BaseModel):
+class CategoryList(Answer):
     query: str | None = None
     total: int = Field(description="Categories in the catalogue (the list may show fewer).")
     categories: list[CategoryInfo] = Field(
         description="Most similar to the query first; without a query, largest first."
     )
+    next_offset: int | None = Field(None, description="More than fit this answer: pass it as `offset` for the rest.")
 
 
-class ApiHit(BaseModel):
+class ApiHit(Answer):
     api_id: int
     name: str
     categories: list[str]
@@ -37,26 +65,27 @@ class ApiHit(BaseModel):
     url: str = ""
 
 
-class SearchResults(BaseModel):
+class SearchResults(Answer):
     query: str
     categories: list[str] = Field(default_factory=list, description="The categories the search was restricted to.")
     results: list[ApiHit] = Field(description="Best match first.")
+    next_offset: int | None = Field(None, description="More than fit this answer: pass it as `offset` for the rest.")
 
 
-class CoUsedApi(BaseModel):
+class CoUsedApi(Answer):
     api_id: int
     name: str
     mashups: int = Field(description="Mashups that used both APIs.")
     weight: float = Field(description="Jaccard weight of the pair: shared mashups over mashups using either.")
 
 
-class MashupBrief(BaseModel):
+class MashupBrief(Answer):
     mashup_id: int
     name: str
     description: str
 
 
-class ApiDetails(BaseModel):
+class ApiDetails(Answer):
     api_id: int
     name: str
     url: str
@@ -67,7 +96,7 @@ class ApiDetails(BaseModel):
     recent_mashups: list[MashupBrief] = Field(description="A few of the latest mashups that used it.")
 
 
-class Bid(BaseModel):
+class Bid(Answer):
     contractor: str = Field(description="The bidding agent: 'api:<id>' or 'category:<name>'.")
     api_id: int
     api_name: str
@@ -77,19 +106,19 @@ class Bid(BaseModel):
     evidence: dict[str, float | str] = Field(default_factory=dict, description="The features behind the score.")
 
 
-class Refusal(BaseModel):
+class Refusal(Answer):
     contractor: str
     reason: str
 
 
-class Decision(BaseModel):
+class Decision(Answer):
     api_id: int
     contractor: str
     outcome: str = Field(description="'accepted' or 'rejected'.")
     reason: str
 
 
-class CallExplained(BaseModel):
+class CallExplained(Answer):
     """One call for proposals and everything that answered it."""
 
     task_id: str
@@ -106,31 +135,32 @@ class CallExplained(BaseModel):
     decisions: list[Decision] = Field(default_factory=list, description="The manager's accept and reject messages.")
     confirmations: list[str] = Field(default_factory=list, description="Winners' inform messages.")
     failures: list[str] = Field(default_factory=list)
+    left_out: str | None = Field(None, description="What was cut to fit the page, and where it all is.")
 
 
-class StageSizes(BaseModel):
+class StageSizes(Answer):
     category: int = Field(description="APIs in the categories the manager mapped the requirement to.")
     bidding: int = Field(description="APIs some contractor proposed.")
     final: int = Field(description="APIs in the plan.")
 
 
 # -- recommend_apis: the plan an assistant acts on ------------------------------------------------
-class ApiChoice(BaseModel):
+class ApiChoice(Answer):
     """An API awarded to a function, told in a line or two."""
 
     api_id: int
     name: str
-    does: str = Field(description="What the API does: the first sentence of its description, shortened.")
+    does: str = Field(description="What it does: its description's first sentence.")
     link: str | None = Field(None, description="Documentation or endpoint URL, where the catalogue has a real one.")
     status: str = Field("unknown", description="'active', 'deprecated' (avoid for new work) or 'unknown'.")
     provider: str | None = Field(None, description="The API or MCP server it belongs to, when not the API itself.")
     server: str | None = Field(None, description="MCP tools: the server to connect to.")
     tool: str | None = Field(None, description="MCP tools: the tool name to call.")
-    confidence: float = Field(description="How sure the award is, in [0, 1]: the winning bid's score.")
+    confidence: float = Field(description="The winning bid's score, in [0, 1].")
     why: str = Field(description="Why it won, in a short phrase.")
 
 
-class FunctionChoice(BaseModel):
+class FunctionChoice(Answer):
     """One function (plan step) of the requirement and what it was awarded."""
 
     id: str = Field(description="Step id, e.g. 'f1'; explain_bids(run_id, function=id) tells its bidding.")
@@ -140,7 +170,7 @@ class FunctionChoice(BaseModel):
     apis: list[ApiChoice] = Field(default_factory=list)
 
 
-class Recommendation(BaseModel):
+class Recommendation(Answer):
     run_id: str = Field(description="Keep it: explain_bids(run_id) tells the bidding behind this plan.")
     protocol: str
     detail: Detail = "summary"
@@ -150,23 +180,32 @@ class Recommendation(BaseModel):
     # detail="full" only
     requirement: str | None = Field(None, description="Full only: the requirement as the agents read it.")
     organisation: str | None = None
-    stages: Stages | None = Field(
-        None, description="Full only: candidate API ids at each stage (categories, bids, final)."
+    stages: Annotated[Stages | None, OBJECT] = Field(
+        None,
+        description="Full only: candidate API ids per stage, {category, bidding, final} (200 at most each).",
     )
-    cost: Cost | None = Field(None, description="Full only: messages, contractors contacted, LLM calls and tokens.")
+    cost: Annotated[Cost | None, OBJECT] = Field(
+        None,
+        description="Full only: messages, contractors contacted, LLM calls and tokens (by role and step).",
+    )
     latency_ms: float | None = None
-    constraints: Constraints | None = None
-    backends: dict[str, str] | None = Field(None, description="Full only: the reasoner of each role.")
-    plan: list[RecommendedApi] | None = Field(
-        None, description="Full only: the final set with scores and the bid model's rationales."
+    constraints: Annotated[Constraints | None, OBJECT] = Field(
+        None, description="Full only: max_apis, required and excluded categories and APIs, exclude_deprecated."
     )
-    transcript: Transcript | None = Field(
-        None, description="Full only: every contract-net message, routing and backtrack."
+    backends: dict[str, str] | None = Field(None, description="Full only: the reasoner of each role.")
+    plan: Annotated[list[RecommendedApi] | None, OBJECTS] = Field(
+        None,
+        description="Full only: the final set, best first, with scores and the bid model's rationales.",
+    )
+    transcript_uri: str | None = Field(
+        None,
+        description="Full only: the resource with every contract-net message (explain_bids(run_id, detail='full') "
+        "tells them call by call).",
     )
 
 
 # -- explain_bids: the bidding, told per function -------------------------------------------------
-class BidBrief(BaseModel):
+class BidBrief(Answer):
     api_id: int
     name: str
     confidence: float = Field(description="The bid's score, in [0, 1].")
@@ -174,7 +213,7 @@ class BidBrief(BaseModel):
     outcome: str | None = Field(None, description="The manager's decision: why it was accepted or rejected.")
 
 
-class FunctionExplained(BaseModel):
+class FunctionExplained(Answer):
     """How one function was put out to tender and who won it."""
 
     id: str | None = Field(description="The plan step; None when the whole requirement was announced at once.")
@@ -193,7 +232,7 @@ class FunctionExplained(BaseModel):
     reason: str | None = Field(None, description="Why no API serves this function, when none does.")
 
 
-class Explanation(BaseModel):
+class Explanation(Answer):
     run_id: str
     protocol: str
     organisation: str
@@ -207,35 +246,44 @@ class Explanation(BaseModel):
     contractors_contacted: int
     notes: list[str] = Field(default_factory=list, description="Fallbacks, budget events and other remarks.")
     diagram: str = Field(
-        description=(
-            "A Mermaid sequenceDiagram; render it in a ```mermaid block. In a summary: the winners and one lane for "
-            "the other contractors; with detail='full': every contractor and message."
-        )
+        description="A Mermaid sequenceDiagram for a ```mermaid block: the winners and a lane for the others; "
+        "with detail='full', every message."
     )
     transcript_uri: str = Field(description="The resource holding the plan and every message of the run.")
+    page: int | None = None
+    pages: int | None = Field(None, description="Pages of an explanation too long for one answer.")
+    next_page: int | None = Field(None, description="Pass as `page` (same other arguments) for the rest.")
     # detail="full" only
     requirement: str | None = Field(None, description="Full only: the requirement as the agents read it.")
-    steps: list[PlanStep] | None = Field(None, description="Full only: the plan's steps with their awards.")
-    calls: list[CallExplained] | None = Field(
-        None, description="Full only: every call for proposals, in order, with every answer."
+    steps: Annotated[list[PlanStep] | None, OBJECTS] = Field(
+        None,
+        description="Full, first page: the plan's steps with their awards.",
     )
-    backtracking: list[Backtrack] | None = Field(
-        None, description="Full only: functions sent back to category mapping, and why."
+    calls: Annotated[list[CallExplained] | None, OBJECTS] = Field(
+        None,
+        description="Full only: this page's calls for proposals, in order, each with whom it reached (contacted), "
+        "every proposal (highest score first, with its rationale and evidence), refusal, decision, confirmation and "
+        "failure; left_out says what was cut to fit.",
     )
-    stages: Stages | None = Field(
-        None, description="Full only: candidate API ids at each stage: mapped categories, bids, final."
+    backtracking: Annotated[list[Backtrack] | None, OBJECTS] = Field(
+        None,
+        description="Full, first page: functions announced again, and why.",
+    )
+    stages: Annotated[Stages | None, OBJECT] = Field(
+        None,
+        description="Full, first page: candidate API ids per stage, {category, bidding, final} (200 at most each).",
     )
     stage_sizes: StageSizes | None = None
-    cost: Cost | None = None
+    cost: Annotated[Cost | None, OBJECT] = Field(None, description="Full, first page: messages, LLM calls and tokens.")
 
 
-class ApiBrief(BaseModel):
+class ApiBrief(Answer):
     api_id: int
     name: str
     score: float
 
 
-class ProtocolRun(BaseModel):
+class ProtocolRun(Answer):
     protocol: str
     run_id: str = Field(description="Pass to explain_bids to see this protocol's negotiation.")
     apis: list[ApiBrief] = Field(description="The protocol's final API set, best first.")
@@ -245,10 +293,10 @@ class ProtocolRun(BaseModel):
     contractors_contacted: int
     llm_calls: int
     tokens: int = Field(description="LLM tokens, input and output (0 for the offline reasoner).")
-    cost: Cost
+    cost: Annotated[Cost, OBJECT] = Field(description="Tokens by role and by step, cache hits, repairs, fallbacks.")
 
 
-class Comparison(BaseModel):
+class Comparison(Answer):
     requirement: str
     organisation: str
     runs: list[ProtocolRun] = Field(description="One per protocol, in the order compare_protocols lists them.")

@@ -24,6 +24,7 @@ from .encoders import EncoderId, recorded_encoder
 from .graph import co_usage_counts, jaccard
 from .records import Api, Mashup
 from .schema import SCHEMA_VERSION, create_indexes, create_tables
+from .summary import fingerprint_of
 from .words import name_words
 from .sources import Loaded, load_jsonl
 
@@ -232,6 +233,7 @@ def build_from_sources(
                 build_seconds=f"{time.perf_counter() - started:.2f}",
             )
             db = sqlite_utils.Database(tmp_path)
+            meta["fingerprint"] = fingerprint_of(db.conn)  # what a run records of the catalogue it was made on
             db["meta"].upsert_all([{"key": k, "value": str(v)} for k, v in meta.items()], pk="key")
             db.close()
             check_complete(tmp_path, meta)

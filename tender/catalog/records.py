@@ -64,7 +64,11 @@ class Api(BaseModel):
             provider = f" {self.provider}." if self.provider and self.provider != self.name else ""
             head = f"{self.name}.{provider} {', '.join(self.categories)}."
             return f"{head} {self.description}".strip()
-        parts = [self.name, self.provider, ", ".join(self.categories), self.description.strip()]
+        description = self.description.strip()
+        title = str(self.details.get("title") or "")
+        if title and title.casefold() not in description.casefold():  # a tool's title reads as its first sentence
+            description = f"{title}. {description}".strip()
+        parts = [self.name, self.provider, ", ".join(self.categories), description]
         inputs = self.details.get("inputs")
         if inputs:
             parts.append("Inputs: " + ", ".join(inputs))

@@ -36,3 +36,27 @@ def status_from_description(description: str) -> tuple[Status, str]:
         if found:
             return "deprecated", f"description: '{found.group(0).strip(' [(*')}'"
     return "unknown", ""
+
+
+# A tool (or operation) that says it is deprecated: in its title ("Read File (Deprecated)"), or in its description
+# as a marker ("DEPRECATED: Use read_text_file instead", "(deprecated)") or a sentence about itself. A parameter
+# or an option said to be deprecated ("the `x` argument is deprecated") does not count.
+_TITLE_DEPRECATED = re.compile(r"\bdeprecated\b", re.I)
+_TOOL_DEPRECATED = [
+    re.compile(r"\bDEPRECATED\b"),  # written in capitals, as a marker
+    re.compile(r"^\W*deprecated\b", re.I),
+    re.compile(r"\(deprecated\)", re.I),
+    re.compile(r"\bthis\s+(?:tool|endpoint|operation|method)\s+(?:is|has\s+been)\s+(?:now\s+)?deprecated\b", re.I),
+]
+
+
+def status_from_tool(title: str, description: str) -> tuple[Status, str]:
+    """("deprecated", "title: '<title>'" or "description: '<the words>'") when a tool says it is deprecated,
+    else ("active", "")."""
+    if _TITLE_DEPRECATED.search(title or ""):
+        return "deprecated", f"title: '{title.strip()}'"
+    for pattern in _TOOL_DEPRECATED:
+        found = pattern.search(description or "")
+        if found:
+            return "deprecated", f"description: '{found.group(0).strip(' (')}'"
+    return "active", ""

@@ -20,9 +20,10 @@ from .database import connect_read_only
 from .embeddings import Embedder
 from .encoders import EncoderId, check_encoder, recorded_encoder
 from .graph import co_usage_counts, jaccard
-from ..errors import ApiNotFound, CatalogError, CatalogMissing, CategoryNotFound
+from ..errors import ApiNotFound, CatalogError, CatalogMissing, CategoryNotFound, NotACatalogue
 from .records import Api, Category, CoUser, Hit, Mashup
 from .schema import SCHEMA_VERSION
+from .summary import fingerprint_of
 
 KINDS = ("api", "name", "category", "mashup")
 
@@ -67,9 +68,7 @@ class Catalog:
             self.db = sqlite_utils.Database(connect_read_only(self.path, check_same_thread=False))
             self.meta = {row["key"]: row["value"] for row in self.db["meta"].rows}
         except sqlite3.DatabaseError as error:
-            raise CatalogError(
-                f"{self.path} is not a Tender catalogue ({error}). Rebuild it with `tender catalog build`."
-            ) from None
+            raise NotACatalogue(self.path, str(error)) from None
         if self.meta.get("schema_version") != SCHEMA_VERSION:
             raise CatalogError(
                 f"{self.path} was built by another version of Tender (catalogue schema {self.meta.get('schema_version', '?')}, "
@@ -107,6 +106,7 @@ class Catalog:
             for row in self.db.query("select * from apis order by id")
         }
         self._by_name = {api.name.casefold(): api.id for api in self._apis.values()}
+        self._real_categories = frozenset(c for a in self._apis.values() if a.kind == "api" for c in a.categories)
         self._provider_apis: dict[str, list[int]] = defaultdict(list)
         for api in self._apis.values():
             self._provider_apis[api.provider_name].append(api.id)
@@ -190,6 +190,20 @@ class Catalog:
     def encoder(self) -> EncoderId:
         """The encoder that embedded the catalogue."""
         return recorded_encoder(self.model_name, self.meta.get("encoder_fingerprint"))
+
+    @property
+    def fingerprint(self) -> str:
+        """What the catalogue's ids mean, as a hash (see summary.py); a run records it."""
+        if "fingerprint" not in self.meta:  # built before fingerprints were recorded
+            with self._lock:
+                self.meta["fingerprint"] = fingerprint_of(self.db.conn)
+        return self.meta["fingerprint"]
+
+    @property
+    def real_categories(self) -> frozenset[str]:
+        """The categories a directory gave its Web APIs. An OpenAPI document's tags and an MCP catalogue's
+        (absent) categories are not among them: a plan does not show those as categories."""
+        return self._real_categories
 
     def api_ids(self) -> list[int]:
         return list(self._apis)

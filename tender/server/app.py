@@ -7,6 +7,8 @@ default, with the SDK's DNS-rebinding and Origin checks, and an optional static 
 import copy
 import hmac
 import logging
+import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 
@@ -14,22 +16,16 @@ from mcp.server import MCPServer
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import Tool as MCPTool
 
-from tender.catalog import TenderError
+from tender.errors import InputToFix
 from tender.settings import Settings
 
 from . import resources, tools
+from .instructions import instructions
 from .context import AppContext, SharedApp
 
 log = logging.getLogger("tender.server")
-
-INSTRUCTIONS = """\
-Tender recommends the Web APIs (from a catalogue of ProgrammableWeb APIs) that a composite service \
-or mashup needs. Describe the app in plain words to recommend_apis: it splits the requirement into \
-functions, puts each out to tender among contractor agents (one per API or per category), and returns \
-a plan of the winning APIs with a run_id. explain_bids(run_id) shows the calls for proposals, the bids, \
-refusals and awards behind that plan. search_apis, get_api and list_categories browse the catalogue; \
-compare_protocols runs the four negotiation protocols side by side."""
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -44,6 +40,31 @@ class StaticTokenVerifier:
         if hmac.compare_digest(token.encode(), self._token):
             return AccessToken(token=token, client_id="tender-http", scopes=[])
         return None
+
+
+class TenderServer(MCPServer):
+    """The SDK's server, with tools/list as an assistant should read it: pydantic titles every argument with its
+    own name respelt ("Max Apis") and the arguments with the function's ("recommend_apisArguments"). tools/list is
+    read before every conversation; those titles were a twentieth of it and said nothing."""
+
+    async def list_tools(self) -> list[MCPTool]:
+        return [
+            tool.model_copy(update={"input_schema": _untitled(tool.input_schema)})
+            for tool in await super().list_tools()
+        ]
+
+
+def _untitled(schema: dict) -> dict:
+    """An input schema without titles, and an optional argument as its type alone: "omit" says the rest."""
+    properties = {}
+    for name, prop in schema.get("properties", {}).items():
+        prop = {k: v for k, v in prop.items() if k != "title"}
+        branches = prop.get("anyOf", [])
+        if prop.get("default", 0) is None and len(branches) == 2 and {"type": "null"} in branches:
+            prop = {k: v for k, v in prop.items() if k not in ("anyOf", "default")}
+            prop |= next(b for b in branches if b != {"type": "null"})
+        properties[name] = prop
+    return {k: v for k, v in schema.items() if k != "title"} | {"properties": properties}
 
 
 def build_server(
@@ -63,10 +84,10 @@ def build_server(
             "auth": AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None),
             "token_verifier": StaticTokenVerifier(bearer_token),
         }
-    server = MCPServer(
+    server = TenderServer(
         "tender",
         title="Tender: Web API recommendations by contract net",
-        instructions=INSTRUCTIONS,
+        instructions=instructions(settings.catalog_path),  # the catalogue it will serve, described
         version=_version(),
         lifespan=shared.lifespan,
         log_level="INFO",
@@ -93,7 +114,7 @@ def transport_security(host: str, allowed_hosts: Sequence[str] = ()) -> Transpor
     )
 
 
-class Unprotected(TenderError):
+class Unprotected(InputToFix):
     def __init__(self, host: str):
         super().__init__(
             f"Refusing to serve on {host} without a bearer token: anyone who can reach it could call "
@@ -122,7 +143,7 @@ def serve(
     for handler in logging.getLogger().handlers:
         handler.addFilter(RepeatFilter())
     if transport == "stdio":
-        build_server(settings).run("stdio")
+        serve_stdio(settings)
         return
     if host not in LOOPBACK and not settings.http_token:
         if not allow_unauthenticated:
@@ -158,10 +179,36 @@ def serve(
     )
 
 
+DISTRIBUTION = "tender-mcp"  # pyproject's name; the package and the command are `tender`
+
+
+WAITING = (
+    "Tender is an MCP server: it is waiting for an MCP client on stdin and stdout, and has nothing to say to a "
+    "terminal. An MCP client (Claude Desktop, an IDE, the MCP Inspector) starts it itself; `tender doctor` prints "
+    'their configuration. To try Tender here: tender recommend "an app that ...". Press Ctrl-C to stop.'
+)
+
+
+def serve_stdio(settings: Settings) -> None:
+    """The server on stdin and stdout. Started by hand in a terminal, it says what it is waiting for. Ctrl-C
+    ends it at once: the SDK reads stdin on a worker thread that an interrupt cannot wake, and asyncio waits
+    for that thread at shutdown, so an interrupted server used to hang until a key was pressed. Runs are
+    written in single transactions, so stopping between them loses nothing."""
+    if sys.stdin.isatty():
+        print(WAITING, file=sys.stderr, flush=True)
+
+    def stop(signum, frame):
+        print("Interrupted; Tender stopped.", file=sys.stderr, flush=True)
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, stop)
+    build_server(settings).run("stdio")
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("tender")
-    except PackageNotFoundError:
-        return "0"
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:  # run from a tree that was never installed
+        return "0+unknown"

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from tender.answers.runs import NoHistory, RunStore, open_runs
+from tender.answers.provenance import RunCatalogues
+from tender.answers.runs import NoHistory, RunStore, StoredRun, open_runs
 from tender.catalog import Catalog, CatalogError, TenderError
 from tender.settings import Settings
 
@@ -36,6 +37,7 @@ class AppContext:
     llm_workers: int = 16
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _limiters: dict = field(default_factory=dict)
+    _run_catalogues: RunCatalogues | None = None
 
     @classmethod
     def open(cls, settings: Settings) -> "AppContext":
@@ -66,6 +68,14 @@ class AppContext:
             self._limiters[offline] = anyio.CapacityLimiter(self.workers if offline else self.llm_workers)
         return self._limiters[offline]
 
+    def catalogue_of(self, entry: StoredRun) -> Catalog | None:
+        """The catalogue a stored run was made on: the one served, or another opened read-only; None for a run
+        that recorded none. RunCatalogGone or RunCatalogChanged when it is no longer what the run saw."""
+        with self._lock:
+            if self._run_catalogues is None:
+                self._run_catalogues = RunCatalogues(current=self.catalog)
+        return self._run_catalogues.for_run(entry.run.plan.run_id, entry.catalog)
+
     def require_catalog(self) -> Catalog:
         if self.catalog is None:
             raise self.missing or CatalogError("No API catalogue is open. Build it with `tender catalog build`.")
@@ -91,6 +101,8 @@ class AppContext:
         return {"manager": built[0], "contractors": built[1], "scorer": scorer}
 
     def close(self) -> None:
+        if self._run_catalogues is not None:
+            self._run_catalogues.close()
         if self.catalog is not None:
             self.catalog.close()
         self.runs.close()

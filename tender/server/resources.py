@@ -14,9 +14,11 @@ from tender.agents.protocols import PROTOCOLS
 from tender.agents.request import DEFAULT_PROTOCOL
 
 from tender.catalog import ApiNotFound, TenderError
-from tender.agents.messages import transcript_adapter
 
 from .context import SharedApp
+from tender.answers.provenance import state_of
+from tender.answers.budget import compact
+from tender.answers.record import UnknownTranscriptPage, record, transcript_page
 from tender.answers.runs import UnknownRun
 from .tools import api_details, app_of
 
@@ -28,7 +30,7 @@ def readable() -> Iterator[None]:
     """Unknown ids become not-found errors, other TenderErrors resource errors, both with their message."""
     try:
         yield
-    except (ApiNotFound, UnknownRun) as error:
+    except (ApiNotFound, UnknownRun, UnknownTranscriptPage) as error:
         raise ResourceNotFoundError(str(error)) from error
     except TenderError as error:
         raise ResourceError(str(error)) from error
@@ -63,18 +65,28 @@ def register(server, shared: SharedApp) -> None:
         name="run",
         title="A stored run",
         mime_type=JSON,
-        description="A recommendation run by run_id: its plan and its full contract-net transcript.",
+        description="A recommendation run by run_id: the catalogue it was made on, its plan, and where its "
+        "contract-net transcript's pages are (`next`).",
     )
     def run(run_id: str, ctx: Context) -> str:
         with readable():
-            stored = app_of(ctx).runs.get(run_id)
-            return json.dumps(
-                {
-                    "plan": stored.plan.model_dump(mode="json"),
-                    "transcript": transcript_adapter.dump_python(stored.transcript, mode="json"),
-                },
-                indent=1,
-            )
+            entry = app_of(ctx).runs.entry(run_id)
+            state = state_of(entry.catalog)[0] if entry.catalog else None
+            return compact(record(entry, state))
+
+    @server.resource(
+        "runs://{run_id}/transcript/{page}",
+        name="run_transcript",
+        title="A stored run's transcript, a page",
+        mime_type=JSON,
+        description="Every contract-net message of a run, with whom each call reached, in pages of at most "
+        "32 KB; `next` names the following page.",
+    )
+    def transcript(run_id: str, page: str, ctx: Context) -> str:
+        with readable():
+            if not page.isdigit():
+                raise UnknownTranscriptPage(f"{page!r} is not a page number; pages count from 1.")
+            return compact(transcript_page(app_of(ctx).runs.entry(run_id), int(page)))
 
     @server.prompt(title="Compose a service from Web APIs")
     def compose_service(

@@ -2,6 +2,7 @@
 docstrings are what a calling assistant reads. TenderError becomes ToolError at this edge, so the
 caller sees the message that says how to fix the call."""
 
+import inspect
 import json
 import logging
 import threading
@@ -19,14 +20,16 @@ from pydantic import Field
 
 from tender.agents.context import RunContext
 from tender.agents.plan import Plan, Run
-from tender.agents.protocols import PROTOCOLS, described, protocol_type
+from tender.agents.protocols import PROTOCOLS, protocol_type
 from tender.agents.request import DEFAULT_PROTOCOL, Organisation, Request
 from tender.catalog import ApiNotFound, Catalog, TenderError
 
 from .context import AppContext
 from tender.answers.brief import lean, recommendation
+from tender.answers.budget import fitting
 from tender.answers.explain import explain
 from tender.answers.lookup import find_apis, short
+from tender.answers.provenance import UNRECORDED
 from tender.answers.runs import UnknownRun, keep
 from tender.answers.schemas import (
     ApiBrief,
@@ -47,6 +50,10 @@ log = logging.getLogger("tender.server")
 T = TypeVar("T")
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+# Each call stores a new run (with a new run_id) in the runs database: it adds, never changes or removes.
+STORES_A_RUN = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
 Backend = Literal["offline", "llm"]
 if TYPE_CHECKING:
     ProtocolName = str
@@ -57,8 +64,8 @@ Requirement = Annotated[
     str,
     Field(
         description=(
-            "The app or composite service to build, in plain words: what it does for its users, e.g. "
-            "'A site that shows nearby restaurants on a map with their reviews'. Up to 20,000 characters."
+            "The app or service to build, in plain words, e.g. 'A site that shows nearby restaurants on a map "
+            "with their reviews' (up to 20,000 characters)."
         )
     ),
 ]
@@ -133,9 +140,11 @@ TITLES = {
 
 def register(server) -> None:
     for tool in (recommend_apis, explain_bids, compare_protocols, search_apis, get_api, list_categories):
-        # compare_protocols names the registered protocols where its docstring says {protocols}
-        description = (tool.__doc__ or "").replace("{protocols}", ", ".join(PROTOCOLS)) if tool.__doc__ else None
-        server.add_tool(tool, title=TITLES[tool.__name__], description=description, annotations=READ_ONLY)
+        # compare_protocols names the registered protocols where its docstring says {protocols}; the docstring's
+        # indentation is the source's, not the assistant's to read
+        description = inspect.cleandoc(tool.__doc__ or "").replace("{protocols}", ", ".join(PROTOCOLS))
+        annotations = STORES_A_RUN if tool in (recommend_apis, compare_protocols) else READ_ONLY
+        server.add_tool(tool, title=TITLES[tool.__name__], description=description, annotations=annotations)
 
 
 def result_of(model) -> CallToolResult:
@@ -149,13 +158,21 @@ def result_of(model) -> CallToolResult:
 async def recommend_apis(
     ctx: Context,
     requirement: Requirement,
-    protocol: Annotated[ProtocolName, Field(description=f"How the agents negotiate. {described()}")] = DEFAULT_PROTOCOL,
+    protocol: Annotated[
+        ProtocolName,
+        Field(
+            # Every registered protocol by name, the default's summary alone: all the summaries cost 400 bytes of a
+            # tools/list an assistant reads before every conversation, and compare_protocols shows the difference.
+            description=f"How the agents negotiate: {', '.join(repr(p) for p in PROTOCOLS)}. '{DEFAULT_PROTOCOL}': "
+            f"{PROTOCOLS[DEFAULT_PROTOCOL].summary}. compare_protocols runs them all."
+        ),
+    ] = DEFAULT_PROTOCOL,
     organisation: Annotated[
         Organisation,
         Field(
             description=(
-                "Who the contractors are: 'api' (one agent per API, default) or 'category' (one per category, "
-                "offering that category's APIs)."
+                "Who the contractors are: 'api' (one per API or tool, the default), 'category' (one per category) "
+                "or 'provider' (one per MCP server or API)."
             )
         ),
     ] = "api",
@@ -176,8 +193,8 @@ async def recommend_apis(
         Backend,
         Field(
             description=(
-                "Reasoner for the manager: 'offline' (embedded, deterministic, default) or 'llm' (needs an "
-                "OpenAI-compatible endpoint configured on the server)."
+                "The manager's reasoner: 'offline' (embedded, the default) or 'llm' (the OpenAI-compatible endpoint "
+                "the server is configured with)."
             )
         ),
     ] = "offline",
@@ -190,8 +207,8 @@ async def recommend_apis(
             gt=0,
             le=3600,
             description=(
-                "With an 'llm' backend: seconds the LLM steps may take in all; past it, the remaining steps run offline "
-                "and the plan's notes say so. Omit for the server's default (TENDER_DEADLINE, else none)."
+                "With an 'llm' backend: seconds for all LLM steps, after which the rest run offline (default: the "
+                "server's TENDER_DEADLINE, else none)."
             ),
         ),
     ] = None,
@@ -199,18 +216,19 @@ async def recommend_apis(
         Detail,
         Field(
             description=(
-                "'summary' (default): per function, the awarded APIs in a line each. 'full' adds the candidate API ids of "
-                "each stage, the cost, the bid model's rationales and every contract-net message (tens of KB)."
+                "'summary' (default): per function, the awarded APIs in a line each. 'full' adds the stage sets, the "
+                "cost and the bid model's rationales; explain_bids tells the messages."
             )
         ),
     ] = "summary",
 ) -> Annotated[CallToolResult, Recommendation]:
-    """Recommend the Web APIs a composite service (mashup) needs, by a contract-net negotiation among agents.
+    """Recommend the APIs or tools a composite service needs, from the catalogue this server serves (its
+    instructions say which), by a contract-net negotiation among agents.
 
     Pass the requirement in plain words. The result lists the functions the requirement was split into,
     each with the API(s) awarded to it: name, what it does, link, status (active or deprecated),
     confidence in [0, 1] and why it won; then the final API set by name, best first. Keep the `run_id`:
-    explain_bids(run_id) tells the bidding behind the plan. Progress is reported step by step."""
+    explain_bids(run_id) tells the bidding behind the plan."""
     app = app_of(ctx)
     with fixable():
         app.require_catalog()
@@ -229,7 +247,7 @@ async def recommend_apis(
 
         def work(context: RunContext) -> Run:
             run = tender.recommend(request, context)
-            keep(app.runs, run)  # a plan that cannot be stored is returned with a note saying why
+            keep(app.runs, run, app.catalog)  # a plan that cannot be stored is returned with a note saying why
             return run
 
         run = await in_worker(
@@ -256,29 +274,35 @@ def explain_bids(
         Detail,
         Field(
             description=(
-                "'summary' (default): per function, the winning and best losing bids, and a diagram of the winners. "
-                "'full': every call for proposals with every bid, refusal and decision, the stage sets, the cost and "
-                "the diagram of every message (tens of KB; narrow it with `function`)."
+                "'summary' (default): per function, the winning and best losing bids and a diagram of the winners. "
+                "'full': every call for proposals with every answer, the stage sets and the cost, in pages."
             )
         ),
     ] = "summary",
+    page: Annotated[
+        int,
+        Field(ge=1, description="A long explanation comes in pages: pass the `next_page` a result names."),
+    ] = 1,
 ) -> Annotated[CallToolResult, Explanation]:
     """Explain how a recommendation was reached: the contract-net negotiation behind a plan.
 
     By default a summary per function: whom the call for proposals reached and why, the winning bids
     and the best losing one with their reasons, any backtracking, and `diagram`, a Mermaid sequence
     diagram of the winners (other contractors in one lane). Drill down with `function` and
-    detail='full'; every message of the run is in the resource at `transcript_uri` (runs://{run_id}).
-    Runs are stored, so this works after a server restart and from another client."""
+    detail='full' (in pages); every message of the run is in the resource at `transcript_uri`."""
     app = app_of(ctx)
     with fixable():
         try:
-            run = app.runs.get(run_id)
+            entry = app.runs.entry(run_id)
         except UnknownRun as error:
             if app.missing:  # no catalogue, so no run could have been made: say how to get one
                 raise TenderError(f"{error} {app.missing}") from None
             raise
-        return result_of(explain(run, function, _contractor_names(app.catalog, run), detail, app.catalog))
+        catalog = app.catalogue_of(entry)  # the run's own: its ids mean nothing in another
+        told = explain(entry.run, function, _contractor_names(catalog, entry.run), detail, catalog, page)
+        if catalog is None:
+            told.notes = [*told.notes, UNRECORDED]
+        return result_of(told)
 
 
 def _contractor_names(catalog: Catalog | None, run: Run) -> dict[str, str]:
@@ -298,7 +322,7 @@ async def compare_protocols(
     ctx: Context,
     requirement: Requirement,
     organisation: Annotated[
-        Organisation, Field(description="'api' (one agent per API, default) or 'category'.")
+        Organisation, Field(description="'api' (one agent per API or tool, default), 'category' or 'provider'.")
     ] = "api",
     max_apis: Annotated[
         int | None, Field(ge=1, le=50, description="At most this many APIs per plan (1 to 50); omit for no limit.")
@@ -331,7 +355,7 @@ async def compare_protocols(
                         deadline=context.deadline,
                     ),
                 )
-                keep(app.runs, run)
+                keep(app.runs, run, app.catalog)
                 runs.append(run)
             return runs
 
@@ -374,14 +398,19 @@ def search_apis(
     query: Annotated[str, Field(description="What the API should do, e.g. 'geocode street addresses'.")],
     categories: Annotated[list[str], Field(description="Only APIs in any of these categories; empty: all.")] = [],
     limit: Annotated[int, Field(ge=1, le=100, description="How many results (1 to 100).")] = 10,
-) -> SearchResults:
+    offset: Annotated[int, Field(ge=0, description="Skip this many results: a `next_offset` given before.")] = 0,
+) -> Annotated[CallToolResult, SearchResults]:
     """Find catalogue APIs by meaning (semantic search over their descriptions), best match first.
 
     A direct lookup, no negotiation: use it to browse or check what exists. To choose the APIs for a whole
     app, use recommend_apis."""
     app = app_of(ctx)
     with fixable():
-        return find_apis(app.require_catalog(), query, categories, limit)
+        found = find_apis(app.require_catalog(), query, categories, offset + limit)
+    hits = found.results[offset:]
+    kept = fitting(hits, lambda shown: found.model_copy(update=dict(results=list(shown), next_offset=offset + limit)))
+    more = offset + kept if kept < len(hits) else None
+    return result_of(found.model_copy(update=dict(results=hits[:kept], next_offset=more)))
 
 
 def get_api(
@@ -395,6 +424,9 @@ def get_api(
         return api_details(app.require_catalog(), api)
 
 
+DESCRIPTION_CHARS = 4_000  # an API card's description: a catalogue stores them whole (one ran to 50 MB)
+
+
 def api_details(catalog: Catalog, api_ref: int | str) -> ApiDetails:
     api = catalog.get_api(api_ref)
     history = catalog.usage_history(api.id)
@@ -403,7 +435,7 @@ def api_details(catalog: Catalog, api_ref: int | str) -> ApiDetails:
         name=api.name,
         url=api.url,
         categories=api.categories,
-        description=api.description,
+        description=short(api.description, DESCRIPTION_CHARS),
         usage_count=len(history),
         co_used=[
             CoUsedApi(api_id=c.api_id, name=catalog.get_api(c.api_id).name, mashups=c.count, weight=round(c.weight, 4))
@@ -427,7 +459,8 @@ def list_categories(
         ),
     ] = None,
     limit: Annotated[int, Field(ge=1, le=1000, description="How many categories (1 to 1000).")] = 50,
-) -> CategoryList:
+    offset: Annotated[int, Field(ge=0, description="Skip this many categories: a `next_offset` given before.")] = 0,
+) -> Annotated[CallToolResult, CategoryList]:
     """The catalogue's API categories with their API counts. With a query, the categories closest to it
     in meaning come first. Use the names as they appear here in recommend_apis' required_categories and
     excluded_categories, and in search_apis."""
@@ -436,9 +469,14 @@ def list_categories(
         catalog = app.require_catalog()
         counts = {c.name: c.api_count for c in catalog.categories()}
         if query and query.strip():
-            hits = catalog.search(query, kind="category", k=limit)
+            hits = catalog.search(query, kind="category", k=offset + limit)[offset:]
             shown = [CategoryInfo(name=h.id, api_count=counts.get(h.id, 0), similarity=round(h.score, 4)) for h in hits]
         else:
-            largest = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]
+            largest = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[offset : offset + limit]
             shown = [CategoryInfo(name=name, api_count=n) for name, n in largest]
-    return CategoryList(query=query, total=len(counts), categories=shown)
+    listed = CategoryList(query=query, total=len(counts), categories=shown)
+    kept = fitting(
+        shown, lambda part: listed.model_copy(update=dict(categories=list(part), next_offset=offset + limit))
+    )
+    more = offset + kept if kept < len(shown) else None
+    return result_of(listed.model_copy(update=dict(categories=shown[:kept], next_offset=more)))

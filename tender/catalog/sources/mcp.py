@@ -8,6 +8,7 @@ import json
 import logging
 import re
 import shlex
+import sys
 import tempfile
 from pathlib import Path
 from urllib.parse import urlparse
@@ -17,10 +18,13 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ...errors import SourceError
 from ..records import Api
+from ..status import status_from_tool
 from .base import Loaded, SourceInfo, read_text
 from .jsonl import file_hash
 
 MAX_PAGES = 1000  # a server whose cursors never end is broken, not large
+LAUNCHER = Path(__file__).with_name("launcher.py")
+MARK = "[tender launcher]"  # launcher.py's lines on the server's stderr
 # The SDK logs a server's malformed output with a traceback; the error raised here names the server instead.
 logging.getLogger("mcp.client").addHandler(logging.NullHandler())
 logging.getLogger("mcp.client").propagate = False
@@ -159,14 +163,20 @@ async def _list_tools(server: Server) -> list[dict]:
             return await pages(session)
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command=server.command, args=server.args, env=server.env or None, cwd=server.cwd)
+    # Through the launcher, which writes how the server ended to its stderr (the SDK never says).
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[str(LAUNCHER), server.command, *server.args],
+        env=server.env or None,
+        cwd=server.cwd,
+    )
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         try:
             async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
                 return await pages(session)
         except BaseException as error:
             errlog.seek(0)
-            error.add_note(errlog.read()[-600:].strip())  # the server's own last words, for the message
+            error.add_note(errlog.read()[-4000:])  # the server's own last words, and how it ended
             raise
 
 
@@ -182,7 +192,7 @@ async def _list_one(server: Server, timeout: float) -> ServerListing:
     except FileNotFoundError:
         raise SourceError(where, f"cannot be started: no command {server.command!r}") from None
     except BaseException as error:  # an exception group from the transport, a protocol error, a dead process
-        raise SourceError(where, f"failed: {_describe(error)}") from None
+        raise SourceError(where, _ended(server, error)) from None
     if not tools:
         raise SourceError(where, "lists no tools")
     return ServerListing(
@@ -193,15 +203,42 @@ async def _list_one(server: Server, timeout: float) -> ServerListing:
     )
 
 
-def _describe(error: BaseException) -> str:
+def _ended(server: Server, error: BaseException) -> str:
+    """How a server failed, from what the launcher and the server wrote to stderr: it could not be started,
+    it exited (with which status) before listing its tools, or the exchange failed; with its last words."""
+    stderr = "\n".join(n for n in _notes(error) if n)
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    said = [line for line in lines if not line.startswith(MARK)][-3:]
+    marks = [line[len(MARK) :].strip() for line in lines if line.startswith(MARK)]
+    last_words = f"; its stderr ends: {' / '.join(line[:200] for line in said)}" if said else ""
+    if marks and marks[-1].startswith("no such command"):
+        return f"cannot be started: no command {server.command!r}"
+    if marks and marks[-1].startswith("cannot start"):
+        return f"cannot be started: {marks[-1].removeprefix('cannot start ')}"
+    if marks and marks[-1].startswith("exit status"):
+        code = int(marks[-1].split()[-1])
+        how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+        return f"{how} before listing its tools{last_words}"
+    return f"failed: {_describe(error, with_notes=False)}{last_words}"
+
+
+def _notes(error: BaseException) -> list[str]:
+    notes = list(getattr(error, "__notes__", []))
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            notes += _notes(inner)
+    return notes
+
+
+def _describe(error: BaseException, with_notes: bool = True) -> str:
     notes = [n for n in getattr(error, "__notes__", []) if n]
     while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
         error = error.exceptions[0]
         notes += [n for n in getattr(error, "__notes__", []) if n]
     if isinstance(error, BaseExceptionGroup):
-        return "; ".join(_describe(e) for e in error.exceptions)
+        return "; ".join(_describe(e, with_notes) for e in error.exceptions)
     text = str(error) or type(error).__name__
-    notes = " ".join(dict.fromkeys(notes))
+    notes = " ".join(dict.fromkeys(notes)) if with_notes else ""
     if isinstance(error, FileNotFoundError):
         text = f"no such command ({error.filename or error})"
     return f"{text}; its stderr: {notes}" if notes else text
@@ -210,8 +247,9 @@ def _describe(error: BaseException) -> str:
 def list_servers(
     servers: list[Server], *, timeout: float = 30.0, skip_failed: bool = False
 ) -> tuple[list[ServerListing], list[tuple[Server, str]]]:
-    """Every server's tools, listed concurrently, each within `timeout` seconds. The first failure raises a
-    SourceError naming its server, unless skip_failed, which returns the failures beside the listings."""
+    """Every server's tools, listed concurrently (all started at once), each within `timeout` seconds. Failures
+    raise one SourceError naming every failed server and how it failed, unless skip_failed, which returns the
+    failures beside the listings."""
     check_unique(servers)
     results: dict[str, ServerListing | SourceError] = {}
 
@@ -231,11 +269,16 @@ def list_servers(
     for server in servers:
         result = results[server.name]
         if isinstance(result, SourceError):
-            if not skip_failed:
-                raise result
             failed.append((server, str(result)))
         else:
             listings.append(result)
+    if failed and not skip_failed:
+        if len(failed) == 1:
+            raise results[failed[0][0].name]  # type: ignore[misc]  # a SourceError, by the test above
+        raise SourceError(
+            f"{len(failed)} of {len(servers)} MCP servers",
+            "failed: " + " | ".join(reason for _, reason in failed) + " (--skip-failed builds from the others)",
+        )
     return listings, failed
 
 
@@ -274,9 +317,8 @@ def tools_of(listing: ServerListing, status_source: str, origin: str) -> list[Ap
                 f"tool {number} is malformed ({'.'.join(map(str, first['loc']))}: {first['msg']})",
             ) from None
         title = tool.title or (tool.annotations.title if tool.annotations else None) or ""
-        text = (tool.description or "").strip()
-        if title and title.casefold() not in text.casefold():
-            text = f"{title}. {text}".strip()
+        text = (tool.description or "").strip()  # what it does; its title is kept apart (Api.text() joins them)
+        status, said = status_from_tool(title, text)
         schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
         properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
         required = [r for r in schema.get("required") or [] if r in properties]
@@ -293,8 +335,8 @@ def tools_of(listing: ServerListing, status_source: str, origin: str) -> list[Ap
                 tool=tool.name,
                 description=text[:2000],
                 source=origin,
-                status="active",
-                status_source=status_source,
+                status=status,
+                status_source=said or status_source,
                 link=listing.url,
                 details={
                     "title": title,
