@@ -16,6 +16,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
 
 from tender.catalog import TenderError
+from tender.safety import Redacting
 from tender.settings import Settings
 
 from . import resources, tools
@@ -120,6 +121,7 @@ def serve(
 
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     for handler in logging.getLogger().handlers:
+        handler.addFilter(Redacting())  # the HTTP client logs the LLM endpoint's URL, credentials and all
         handler.addFilter(RepeatFilter())
     if transport == "stdio":
         build_server(settings).run("stdio")
@@ -135,9 +137,9 @@ def serve(
     app = server.streamable_http_app(transport_security=transport_security(host, allowed_hosts), host=host)
     log_config = copy.deepcopy(LOGGING_CONFIG)
     log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"  # uvicorn's default is stdout
-    log_config["filters"] = {"repeats": {"()": RepeatFilter}}
+    log_config["filters"] = {"redacting": {"()": Redacting}, "repeats": {"()": RepeatFilter}}
     for handler in log_config["handlers"].values():
-        handler["filters"] = ["repeats"]
+        handler["filters"] = ["redacting", "repeats"]
     max_connections = max_connections or default_max_connections()
     idle_s = idle_s or DEFAULT_IDLE_S
     log.info(

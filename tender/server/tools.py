@@ -22,13 +22,15 @@ from tender.agents.plan import Plan, Run
 from tender.agents.protocols import PROTOCOLS, described, protocol_type
 from tender.agents.request import DEFAULT_PROTOCOL, Organisation, Request
 from tender.catalog import ApiNotFound, Catalog, TenderError
+from tender.safety import redact
 
 from .context import AppContext
 from tender.answers.brief import lean, recommendation
 from tender.answers.explain import explain
-from tender.answers.lookup import find_apis, short
+from tender.answers.lookup import MAX_QUERY_CHARS, check_query, find_apis, short
 from tender.answers.runs import UnknownRun, keep
 from tender.answers.schemas import (
+    MAX_DESCRIPTION_CHARS,
     ApiBrief,
     ApiDetails,
     CategoryInfo,
@@ -74,7 +76,7 @@ def fixable() -> Iterator[None]:
     try:
         yield
     except TenderError as error:
-        raise ToolError(str(error)) from error
+        raise ToolError(redact(str(error))) from error
 
 
 async def in_worker(
@@ -371,7 +373,12 @@ def _protocol_run(plan: Plan) -> ProtocolRun:
 
 def search_apis(
     ctx: Context,
-    query: Annotated[str, Field(description="What the API should do, e.g. 'geocode street addresses'.")],
+    query: Annotated[
+        str,
+        Field(
+            description=f"What the API should do, e.g. 'geocode street addresses'. Up to {MAX_QUERY_CHARS:,} characters."
+        ),
+    ],
     categories: Annotated[list[str], Field(description="Only APIs in any of these categories; empty: all.")] = [],
     limit: Annotated[int, Field(ge=1, le=100, description="How many results (1 to 100).")] = 10,
 ) -> SearchResults:
@@ -398,12 +405,14 @@ def get_api(
 def api_details(catalog: Catalog, api_ref: int | str) -> ApiDetails:
     api = catalog.get_api(api_ref)
     history = catalog.usage_history(api.id)
+    cut = len(api.description) > MAX_DESCRIPTION_CHARS
     return ApiDetails(
         api_id=api.id,
         name=api.name,
         url=api.url,
         categories=api.categories,
-        description=api.description,
+        description=api.description[: MAX_DESCRIPTION_CHARS - 1] + "…" if cut else api.description,
+        description_chars=len(api.description) if cut else None,
         usage_count=len(history),
         co_used=[
             CoUsedApi(api_id=c.api_id, name=catalog.get_api(c.api_id).name, mashups=c.count, weight=round(c.weight, 4))
@@ -422,7 +431,8 @@ def list_categories(
         str | None,
         Field(
             description=(
-                "Rank categories by similarity to this text, e.g. 'maps and locations'. Omit to list the largest."
+                "Rank categories by similarity to this text, e.g. 'maps and locations' (up to "
+                f"{MAX_QUERY_CHARS:,} characters). Omit to list the largest."
             )
         ),
     ] = None,
@@ -436,7 +446,7 @@ def list_categories(
         catalog = app.require_catalog()
         counts = {c.name: c.api_count for c in catalog.categories()}
         if query and query.strip():
-            hits = catalog.search(query, kind="category", k=limit)
+            hits = catalog.search(check_query(query), kind="category", k=limit)
             shown = [CategoryInfo(name=h.id, api_count=counts.get(h.id, 0), similarity=round(h.score, 4)) for h in hits]
         else:
             largest = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]
