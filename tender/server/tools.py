@@ -271,7 +271,8 @@ def explain_bids(
     and the best losing one with their reasons, any backtracking, and `diagram`, a Mermaid sequence
     diagram of the winners (other contractors in one lane). Drill down with `function` and
     detail='full'; every message of the run is in the resource at `transcript_uri` (runs://{run_id}).
-    Runs are stored, so this works after a server restart and from another client."""
+    Runs are stored, so this works after a server restart and from another client: a run_id is the key to its
+    run, and whoever holds it can read the requirement and the plan."""
     app = app_of(ctx)
     with fixable():
         try:
@@ -396,7 +397,8 @@ def get_api(
     api: Annotated[int | str, Field(description="The API's id (e.g. 370) or its exact name (e.g. 'Google Maps').")],
 ) -> ApiDetails:
     """One API's card: categories, description, URL, how many mashups used it, the APIs most often used
-    together with it, and a few mashups that used it."""
+    together with it, and a few mashups that used it. The description is its source's text, cut at 8,000
+    characters (description_chars then gives its whole length)."""
     app = app_of(ctx)
     with fixable():
         return api_details(app.require_catalog(), api)
