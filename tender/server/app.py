@@ -126,7 +126,11 @@ def serve(
         handler.addFilter(Redacting())  # the HTTP client logs the LLM endpoint's URL, credentials and all
         handler.addFilter(RepeatFilter())
     if transport == "stdio":
-        build_server(settings).run("stdio")
+        import anyio
+
+        from .stdio import serve_stdio
+
+        anyio.run(serve_stdio, build_server(settings))
         return
     if host not in LOOPBACK and not settings.http_token:
         if not allow_unauthenticated:
