@@ -1027,6 +1027,17 @@ def train_bids(settings: Settings, args):
     show_default=True,
     help="HTTP only: seconds a connection may stay open without a complete request.",
 )
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(min=4),
+    help="HTTP only: MCP sessions open at once, a quarter of them per client address; past it, an idle one "
+    "is closed to make room (default: 1,000).",
+)
+@click.option(
+    "--session-idle-timeout",
+    type=Seconds(1, 86400),
+    help="HTTP only: seconds an MCP session may go without a request before it is closed (default: 600).",
+)
 @click.pass_obj
 def serve_command(
     settings: Settings,
@@ -1038,6 +1049,8 @@ def serve_command(
     allow_unauthenticated,
     max_connections,
     idle_timeout,
+    max_sessions,
+    session_idle_timeout,
 ):
     """Serve Tender over MCP: the recommend_apis, explain_bids, compare_protocols, search_apis, get_api
     and list_categories tools, catalogue and run resources, and the compose_service prompt.
@@ -1051,6 +1064,7 @@ def serve_command(
         tender serve --transport http --port 8765
         TENDER_HTTP_TOKEN=... tender serve --transport http --host 0.0.0.0 --allow-host tender.example.org
         tender serve --transport http --max-connections 200 --idle-timeout 5
+        tender serve --transport http --max-sessions 200 --session-idle-timeout 300
     """
     from .server.app import serve
 
@@ -1063,4 +1077,6 @@ def serve_command(
         allow_unauthenticated=allow_unauthenticated,
         max_connections=max_connections,
         idle_s=idle_timeout,
+        max_sessions=max_sessions,
+        session_idle_s=session_idle_timeout,
     )
