@@ -231,6 +231,8 @@ async def recommend_apis(
 
         def work(context: RunContext) -> Run:
             run = tender.recommend(request, context)
+            if rebuilt := app.rebuilt():
+                run.plan.notes.append(rebuilt)
             keep(app.runs, run)  # a plan that cannot be stored is returned with a note saying why
             return run
 
