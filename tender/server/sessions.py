@@ -56,10 +56,8 @@ class BoundedSessions(StreamableHTTPSessionManager):
 
     async def _handle_stateful_request(self, scope, receive, send) -> None:
         session_id = Headers(scope=scope).get(MCP_SESSION_ID_HEADER)
-        if session_id is None:  # a new session
-            peer = (scope.get("client") or ("unknown",))[0]
-            await self._make_room(peer)
-            token = _peer.set(peer)
+        if session_id is None:  # a new session: admitted (below) by the SDK, which knows nothing of peers
+            token = _peer.set((scope.get("client") or ("unknown",))[0])
             try:
                 await super()._handle_stateful_request(scope, receive, send)
             finally:
@@ -72,9 +70,11 @@ class BoundedSessions(StreamableHTTPSessionManager):
             self._touch(session_id)
 
     def _admit_session(self, requestor):
+        """Called under the SDK's lock for new sessions, with no await: room made here is this session's."""
         peer = _peer.get("unknown")
-        if self._counts[peer] >= self.per_peer:  # nothing of the peer's was idle to close
-            log.warning("Refusing a new session: %s holds %d, its share", peer, self._counts[peer])
+        self._make_room(peer)
+        if self._counts[peer] >= self.per_peer:  # every session of the peer's is serving a request
+            log.warning("Refusing a new session: %s holds %d sessions, its share, all busy", peer, self._counts[peer])
             return None
         transport = super()._admit_session(requestor)
         if transport is not None:
@@ -84,20 +84,23 @@ class BoundedSessions(StreamableHTTPSessionManager):
         return transport
 
     async def _discard_session(self, session_id: str, transport) -> None:
+        self._forget(session_id)
+        await super()._discard_session(session_id, transport)
+
+    def _forget(self, session_id: str) -> None:
         peer = self._peers.pop(session_id, None)
         if peer is not None:
             self._counts[peer] -= 1
             if not self._counts[peer]:
                 del self._counts[peer]
         self._used.pop(session_id, None)
-        await super()._discard_session(session_id, transport)
 
     def _touch(self, session_id: str, request: bool = False) -> None:
         if session_id in self._used:
             uses, _ = self._used[session_id]
             self._used[session_id] = (uses + request, time.monotonic())
 
-    async def _make_room(self, peer: str) -> None:
+    def _make_room(self, peer: str) -> None:
         if self._counts[peer] >= self.per_peer:
             owner = peer
         elif self.max_sessions is not None and len(self._server_instances) >= self.max_sessions:
@@ -105,9 +108,15 @@ class BoundedSessions(StreamableHTTPSessionManager):
         else:
             return
         victim = self._idlest(owner)
-        if victim is not None:
-            log.info("Closed an idle session of %s to make room for a new session of %s", owner, peer)
-            await self._discard_session(victim, self._server_instances[victim])
+        if victim is None:
+            return
+        log.info("Closed an idle session of %s to make room for a new session of %s", owner, peer)
+        # Forgotten now, so the new session takes its place; its transport is terminated in the background.
+        transport = self._server_instances.pop(victim)
+        self._session_owners.pop(victim, None)
+        self._forget(victim)
+        assert self._task_group is not None
+        self._task_group.start_soon(self._discard_session, victim, transport)
 
     def _idlest(self, owner: str) -> str | None:
         """The owner's idle session to close first: never used past `initialize`, then the least recently used."""
