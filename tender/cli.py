@@ -2,6 +2,7 @@
 TenderError into a clean message; the environment is read once, here."""
 
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -13,7 +14,19 @@ from tender.agents.protocols import PROTOCOLS, described
 from tender.agents.request import DEFAULT_PROTOCOL
 from tender.catalog import MalformedInput, TenderError
 from tender.errors import InputToFix, SourceError
-from .settings import Settings
+from .safety import echo, redact
+from .settings import DEADLINE_S, LLM_IN_FLIGHT, LLM_TIMEOUT_S, Settings
+
+
+class Seconds(click.FloatRange):
+    """A number of seconds within a range; click's FloatRange lets nan through (it compares False with both ends)."""
+
+    def convert(self, value, param, ctx):
+        seconds = super().convert(value, param, ctx)
+        if not math.isfinite(seconds):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        return seconds
+
 
 # The flat baselines `tender eval` runs beside the protocols (tender/evaluation/baselines.py).
 BASELINE_NAMES = ("bm25", "dense", "hybrid", "knn", "popularity", "dense per need", "hybrid per need")
@@ -39,7 +52,7 @@ class TenderGroup(click.Group):
             click.secho(f"Error: {error}", fg="red", err=True)
             sys.exit(2)
         except TenderError as error:
-            click.secho(f"Error: {error}", fg="red", err=True)
+            click.secho(f"Error: {redact(str(error))}", fg="red", err=True)
             sys.exit(1)
         except ValidationError as error:  # a value no option checked; the message names the field and the rule
             from tender.agents.request import describe_validation_error
@@ -55,7 +68,8 @@ class TenderGroup(click.Group):
             if os.environ.get("TENDER_DEBUG"):
                 raise
             click.secho(
-                f"Error: {type(error).__name__}: {' '.join(str(error).split())} (TENDER_DEBUG=1 shows the traceback)",
+                f"Error: {type(error).__name__}: {redact(' '.join(str(error).split()))} (TENDER_DEBUG=1 shows the "
+                "traceback)",
                 fg="red",
                 err=True,
             )
@@ -110,7 +124,7 @@ def mcp_source_options(command):
         ),
         click.option(
             "--mcp-timeout",
-            type=click.FloatRange(min=0.1),
+            type=Seconds(0.1, 3600),
             default=30,
             show_default=True,
             help="Seconds each server has to start and list its tools.",
@@ -366,6 +380,10 @@ def catalog_categories(settings: Settings, query, limit, db_path, as_json):
         tender catalog categories
         tender catalog categories "maps and places" --limit 5
     """
+    from .answers.lookup import check_query
+
+    if query:
+        check_query(query)
     catalog = open_catalog(settings, path=db_path, embed=bool(query))
     counts = {c.name: c.api_count for c in catalog.categories()}
     if query:
@@ -407,13 +425,13 @@ def llm_options(command):
         ),
         click.option(
             "--llm-timeout",
-            type=click.FloatRange(min=1),
+            type=Seconds(*LLM_TIMEOUT_S),
             help="Seconds one attempt at a reply may take, first byte to last (TENDER_LLM_TIMEOUT, default 60). "
             "A local server on one core needs more.",
         ),
         click.option(
             "--llm-in-flight",
-            type=click.IntRange(min=1),
+            type=click.IntRange(*LLM_IN_FLIGHT),
             help="LLM calls at once (TENDER_LLM_IN_FLIGHT, default 4). A server that answers one at a time "
             "queues the rest, and their wait counts against the timeout.",
         ),
@@ -479,6 +497,8 @@ def with_db(settings: Settings, db_path: Path | None) -> Settings:
 def did_you_mean(name, known: list[str]) -> str:
     import difflib
 
+    if len(str(name)) > 200:  # difflib on a megabyte is minutes of CPU; nothing that long is a typo
+        return ""
     close = difflib.get_close_matches(str(name), known, n=3, cutoff=0.6)
     return f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
@@ -493,7 +513,7 @@ def checked_names(catalog, apis=(), required=(), excluded=(), categories=()) -> 
             catalog.get_api(api)
         except ApiNotFound:
             raise click.BadParameter(
-                f"no API {api!r} in the catalogue.{did_you_mean(api, [a.name for a in catalog.apis()])} "
+                f"no API {echo(api)} in the catalogue.{did_you_mean(api, [a.name for a in catalog.apis()])} "
                 "`tender catalog search TEXT` finds ids and exact names.",
                 param_hint="--exclude-api",
             ) from None
@@ -507,7 +527,7 @@ def checked_names(catalog, apis=(), required=(), excluded=(), categories=()) -> 
             catalog.check_category(name)
         except CategoryNotFound:
             raise click.BadParameter(
-                f"no category {name!r} in the catalogue.{did_you_mean(name, catalog.category_names())} "
+                f"no category {echo(name)} in the catalogue.{did_you_mean(name, catalog.category_names())} "
                 "`tender catalog categories` lists them.",
                 param_hint=option,
             ) from None
@@ -575,7 +595,7 @@ def read_requirement(requirement: str) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the plan (and transcript) as JSON.")
 @click.option(
     "--deadline",
-    type=click.FloatRange(min=0.1),
+    type=Seconds(*DEADLINE_S),
     help="Seconds the LLM steps may take in all (TENDER_DEADLINE); past it, the rest run offline. "
     "Default: no deadline, each call bounded by --llm-timeout.",
 )
@@ -630,20 +650,21 @@ def recommend(
     checked_names(catalog, excluded_apis, required, excluded_categories)
     tender = make_tender(settings, catalog, backends)
     run = tender.recommend(request, RunContext(deadline_s=deadline))
-    from tender.answers.runs import CatalogRef, RunStore
+    from tender.answers.runs import keep_at
 
-    store = RunStore(settings.runs_path)  # the run log, as the server keeps one: `tender explain` reads it
-    try:
-        store.save(run, CatalogRef.of(catalog))
-    finally:
-        store.close()
+    # The run log, as the server keeps one (`tender explain` reads it). A plan that cannot be kept is printed
+    # all the same, with a note: its LLM calls may have been paid for.
+    not_kept = keep_at(settings.runs_path, run, catalog)
+    if not_kept:
+        click.secho(f"Warning: {not_kept}", fg="yellow", err=True)
     if as_json:
         click.echo(run.model_dump_json(indent=2))
     else:
         from .answers.render import plan_text
 
         click.echo(plan_text(run.plan, run.transcript, categories=catalog.real_categories))
-        click.echo(f"How it was decided: tender explain {run.plan.run_id}")
+        if not not_kept:
+            click.echo(f"How it was decided: tender explain {run.plan.run_id}")
 
 
 @main.group()
@@ -809,7 +830,8 @@ def explain_command(settings: Settings, run_id, function, full, diagram, as_json
         entry = store.entry(run_id)
     except UnknownRun:
         raise click.BadParameter(
-            f"no run {run_id!r} in {settings.runs_path}. `tender runs list` shows the latest ids.", param_hint="RUN_ID"
+            f"no run {echo(run_id)} in {settings.runs_path}. `tender runs list` shows the latest ids.",
+            param_hint="RUN_ID",
         ) from None
     finally:
         store.close()
@@ -1085,10 +1107,21 @@ def train_ranker(args):
 )
 @click.option(
     "--idle-timeout",
-    type=click.FloatRange(min=0.5),
+    type=Seconds(0.5, 3600),
     default=10,
     show_default=True,
     help="HTTP only: seconds a connection may stay open without a complete request.",
+)
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(min=4),
+    help="HTTP only: MCP sessions open at once, a quarter of them per client address; past it, an idle one "
+    "is closed to make room (default: 1,000).",
+)
+@click.option(
+    "--session-idle-timeout",
+    type=Seconds(1, 86400),
+    help="HTTP only: seconds an MCP session may go without a request before it is closed (default: 600).",
 )
 @click.pass_obj
 def serve_command(
@@ -1101,6 +1134,8 @@ def serve_command(
     allow_unauthenticated,
     max_connections,
     idle_timeout,
+    max_sessions,
+    session_idle_timeout,
 ):
     """Serve Tender over MCP: the recommend_apis, explain_bids, compare_protocols, search_apis, get_api
     and list_categories tools, catalogue and run resources, and the compose_service prompt.
@@ -1114,6 +1149,7 @@ def serve_command(
         tender serve --transport http --port 8765
         TENDER_HTTP_TOKEN=... tender serve --transport http --host 0.0.0.0 --allow-host tender.example.org
         tender serve --transport http --max-connections 200 --idle-timeout 5
+        tender serve --transport http --max-sessions 200 --session-idle-timeout 300
     """
     from .server.app import serve
 
@@ -1126,6 +1162,8 @@ def serve_command(
         allow_unauthenticated=allow_unauthenticated,
         max_connections=max_connections,
         idle_s=idle_timeout,
+        max_sessions=max_sessions,
+        session_idle_s=session_idle_timeout,
     )
 
 

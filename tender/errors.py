@@ -1,4 +1,7 @@
-"""Errors whose message is what the user sees. Raised deep, turned into a CLI message or an MCP tool error at the edge."""
+"""Errors whose message is what the user sees. Raised deep, turned into a CLI message or an MCP tool error at the edge.
+A value the caller gave is quoted with `echo`: shortened, so that a huge input is not sent back whole."""
+
+from .safety import echo
 
 
 class TenderError(Exception):
@@ -61,7 +64,7 @@ class MalformedInput(CatalogError):
 class ApiNotFound(CatalogError, InputToFix):
     def __init__(self, api):
         super().__init__(
-            f"No API {api!r} in the catalogue. Use search_apis or `tender catalog search` to find its id or exact name."
+            f"No API {echo(api)} in the catalogue. Use search_apis or `tender catalog search` to find its id or exact name."
         )
         self.api = api
 
@@ -69,7 +72,7 @@ class ApiNotFound(CatalogError, InputToFix):
 class CategoryNotFound(CatalogError, InputToFix):
     def __init__(self, category, known: list[str] | None = None):
         hint = f" Close names: {', '.join(known)}." if known else ""
-        super().__init__(f"No category {category!r} in the catalogue.{hint} list_categories shows them all.")
+        super().__init__(f"No category {echo(category)} in the catalogue.{hint} list_categories shows them all.")
         self.category = category
 
 

@@ -3,12 +3,14 @@
 Everything Tender writes (the catalogue, the runs database, caches, trained models) lives under one home,
 `TENDER_HOME`, by default a per-user data folder, never beside the code."""
 
+import math
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import DataMissing, TenderError
+from .safety import echo
 
 # A clone keeps the ProgrammableWeb data in ../shared/data beside it; an installed package has none.
 _CLONE_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "programmableweb"
@@ -43,12 +45,12 @@ class Settings:
     data_from_env: bool = False  # TENDER_DATA named data_dir (else it is the clone's, which an install lacks)
     llm_base_url: str | None = None
     llm_model: str | None = None
-    llm_api_key: str | None = None
+    llm_api_key: str | None = field(default=None, repr=False)  # secrets stay out of a printed Settings
     llm_timeout_s: float = 60  # TENDER_LLM_TIMEOUT: one attempt, from connecting to the last byte
     llm_in_flight: int = 4  # TENDER_LLM_IN_FLIGHT: LLM calls at once
     llm_cache: bool = True  # TENDER_LLM_CACHE=off: ask the endpoint every time
     deadline_s: float | None = None  # TENDER_DEADLINE: seconds a request's LLM steps may take; None: no deadline
-    http_token: str | None = None
+    http_token: str | None = field(default=None, repr=False)
     ranking_model_path: Path | None = None  # TENDER_RANKING_MODEL: a model refitted with `tender train ranker --out`
 
     def data_file(self, name: str, instead: str = "") -> Path:
@@ -95,10 +97,10 @@ class Settings:
             llm_base_url=env.get("TENDER_LLM_BASE_URL") or env.get("OPENAI_BASE_URL") or None,
             llm_model=env.get("TENDER_LLM_MODEL") or env.get("OPENAI_MODEL") or None,
             llm_api_key=env.get("TENDER_LLM_API_KEY") or env.get("OPENAI_API_KEY") or None,
-            llm_timeout_s=_number(env, "TENDER_LLM_TIMEOUT", float, 60, minimum=1),
-            llm_in_flight=_number(env, "TENDER_LLM_IN_FLIGHT", int, 4, minimum=1),
+            llm_timeout_s=_number(env, "TENDER_LLM_TIMEOUT", float, 60, *LLM_TIMEOUT_S),
+            llm_in_flight=_number(env, "TENDER_LLM_IN_FLIGHT", int, 4, *LLM_IN_FLIGHT),
             llm_cache=_switch(env, "TENDER_LLM_CACHE", True),
-            deadline_s=_number(env, "TENDER_DEADLINE", float, None, minimum=0.1),
+            deadline_s=_number(env, "TENDER_DEADLINE", float, None, *DEADLINE_S),
             http_token=env.get("TENDER_HTTP_TOKEN") or None,
             ranking_model_path=Path(env["TENDER_RANKING_MODEL"]).expanduser()
             if env.get("TENDER_RANKING_MODEL")
@@ -110,7 +112,14 @@ class BadSetting(TenderError):
     pass
 
 
-def _number(env, name: str, kind: type, default, minimum: float):
+# The ranges of the numeric settings, shared with the CLI's flags. An hour bounds one LLM attempt and one
+# request's LLM steps (as recommend_apis' deadline_s); nan, inf and 1e309 (inf) are no number of seconds.
+LLM_TIMEOUT_S = (1.0, 3600.0)
+DEADLINE_S = (0.1, 3600.0)
+LLM_IN_FLIGHT = (1, 256)
+
+
+def _number(env, name: str, kind: type, default, minimum: float, maximum: float):
     text = (env.get(name) or "").strip()
     if not text:
         return default
@@ -118,9 +127,11 @@ def _number(env, name: str, kind: type, default, minimum: float):
         value = kind(text)
     except ValueError:
         value = None
-    if value is None or value < minimum:
+    if value is None or not math.isfinite(value) or not minimum <= value <= maximum:
         unit = "a whole number" if kind is int else "a number of seconds"
-        raise BadSetting(f"{name}={text!r} is not valid; set it to {unit} of at least {minimum:g}, or unset it.")
+        raise BadSetting(
+            f"{name}={echo(text)} is not valid; set it to {unit} from {minimum:g} to {maximum:g}, or unset it."
+        )
     return value
 
 
@@ -132,4 +143,4 @@ def _switch(env, name: str, default: bool) -> bool:
         return True
     if text in ("0", "off", "false", "no"):
         return False
-    raise BadSetting(f"{name}={text!r} is not valid; set it to on or off, or unset it.")
+    raise BadSetting(f"{name}={echo(text)} is not valid; set it to on or off, or unset it.")

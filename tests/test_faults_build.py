@@ -1,6 +1,7 @@
 """Catalogue builds under faults: two builds of one file at once, an incomplete file, bad input."""
 
 import os
+import resource
 import sqlite3
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import pytest
 
 from tender.catalog import Catalog, HashingEmbedder, build_catalog
 from tender.catalog.build import MAX_EMBEDDED_CHARS, BuildInProgress, IncompleteBuild, check_complete
+from tender.catalog.sources.openapi import read_document
 from tests.conftest import write_jsonl
 from tests.fixture_data import APIS, api_rows
 
@@ -77,12 +79,20 @@ def test_a_complete_file_passes_the_check(catalog_path):
 
 
 # -- bad input: one line naming the file and the line, exit 2, nothing written ----------------------------
-def cli_build(tmp_path, *args):
+def cli_build(tmp_path, *args, memory_limit: int | None = None):
+    """`tender catalog build` into c.db; `memory_limit` (bytes of address space) keeps a fault from taking the
+    machine's memory should it not be caught."""
+
+    def limit_memory():
+        resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+
     return subprocess.run(
         [sys.executable, "-m", "tender", "catalog", "build", "--db", str(tmp_path / "c.db"), "--quiet", *args],
         capture_output=True,
         text=True,
         env={**os.environ, "TENDER_EMBEDDING_MODEL": "hashing", "TENDER_HOME": str(tmp_path)},
+        preexec_fn=limit_memory if memory_limit else None,
+        timeout=300,
     )
 
 
@@ -143,3 +153,47 @@ def test_a_huge_description_is_embedded_only_up_to_the_cap_and_the_build_says_so
 
     result = cli_build(tmp_path, "--apis", str(apis), "--mashups", str(sources[1]))
     assert result.returncode == 0 and "only their beginning was embedded" in result.stderr
+
+
+BILLION_LAUGHS = """\
+openapi: 3.0.0
+info: {title: Laughs, version: "1"}
+x-a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]
+x-b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]
+x-c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]
+x-d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]
+x-e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]
+x-f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]
+x-g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]
+x-h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]
+x-i: &i [*h, *h, *h, *h, *h, *h, *h, *h, *h]
+paths:
+  /laugh:
+    get: {operationId: laugh, summary: *i, tags: *i}
+"""
+
+
+def test_a_yaml_alias_bomb_is_refused_in_one_line_naming_the_document(tmp_path):
+    bomb = tmp_path / "docs" / "laughs.yaml"
+    bomb.parent.mkdir()
+    bomb.write_text(BILLION_LAUGHS)  # 9^9 strings once expanded: gigabytes
+
+    result = cli_build(tmp_path, "--openapi", str(bomb.parent), memory_limit=2 << 30)
+
+    assert result.returncode == 2
+    (error,) = error_lines(result)
+    assert error.startswith(f"Error: {bomb}: its YAML aliases expand it to more than ") and "refused" in error
+    assert not (tmp_path / "c.db").exists()
+
+
+def test_aliases_that_expand_modestly_are_read(tmp_path):
+    shared = tmp_path / "shared.yaml"
+    shared.write_text(
+        'openapi: 3.0.0\ninfo: {title: Shared, version: "1"}\n'
+        "x-page: &page [{name: page, in: query}, {name: size, in: query}]\n"
+        "paths:\n  /a: {get: {operationId: listA, parameters: *page}}\n  /b: {get: {operationId: listB, parameters: *page}}\n"
+    )
+
+    (first, second) = read_document(shared)
+
+    assert first.details["inputs"] == second.details["inputs"] == ["page", "size"]

@@ -1,5 +1,7 @@
 """Every CLI error is one line on stderr with exit code 1 (the machine, the setup) or 2 (input to fix)."""
 
+import json
+import sqlite3
 import subprocess
 
 import pytest
@@ -61,6 +63,44 @@ def test_a_deadline_is_accepted_and_the_plan_printed(run):
 
     assert result.exit_code == 0, result.output
     assert result.stdout.strip()
+
+
+# -- a runs database that cannot be used: the plan is printed all the same (issue 38) ----------------------
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_a_plan_is_printed_with_a_note_when_the_runs_folder_is_a_file(run, tmp_path, as_json):
+    (tmp_path / "a-file").write_text("not a folder")
+    runs = tmp_path / "a-file" / "runs.db"
+
+    result = run(
+        "recommend",
+        "restaurants on a map with their reviews",
+        *(["--json"] if as_json else []),
+        env={"TENDER_RUNS": str(runs)},
+    )
+
+    assert result.exit_code == 0, result.output
+    (warning,) = result.stderr.strip().splitlines()
+    assert warning.startswith(f"Warning: This plan could not be stored in {runs}")
+    plan = json.loads(result.stdout)["plan"] if as_json else None
+    if as_json:
+        assert plan["apis"] and any("could not be stored" in note for note in plan["notes"])
+    else:
+        assert "APIs, best first:" in result.stdout and "Note: This plan could not be stored" in result.stdout
+        assert "How it was decided" not in result.stdout  # nothing to explain: the run was not kept
+
+
+def test_a_plan_is_printed_with_a_note_when_the_runs_database_is_full(run, tmp_path, monkeypatch):
+    from tender.answers import runs as store
+
+    def full(self, run):  # what SQLite answers on a full disk, raised where a save would write
+        raise store.RunNotStored(self.path, sqlite3.OperationalError("database or disk is full"))
+
+    monkeypatch.setattr(store.RunStore, "save", full)
+
+    result = run("recommend", "restaurants on a map with their reviews")
+
+    assert result.exit_code == 0, result.output
+    assert "(database or disk is full)" in result.stderr and "APIs, best first:" in result.stdout
 
 
 # -- a reader that stops early (`tender ... | head -1`) -------------------------------------------

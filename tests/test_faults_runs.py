@@ -60,7 +60,7 @@ def test_keep_returns_the_plan_with_a_note_when_the_disk_is_full(tmp_path):
     keep(store, run)
 
     (note,) = run.plan.notes
-    assert "could not be stored" in note and "full" in note and "explain_bids will not find its run_id" in note
+    assert "could not be stored" in note and "full" in note and "will not find its run_id" in note
 
 
 def test_a_runs_path_that_cannot_be_opened_means_no_history(tmp_path):

@@ -4,11 +4,13 @@ with the CLI's flags over it. A bad value is a one-line error that names the var
 import time
 
 import pytest
+from click.testing import CliRunner
 from mcp import Client
 
 from tender.agents.reasoners.factory import llm_settings
 from tender.answers.runs import RunStore
 from tender.server.app import AppContext, build_server
+from tender.cli import main
 from tender.settings import BadSetting, Settings
 from tests.llm_fake_server import FakeLLMServer, Hang
 from tests.server_support import REQUIREMENT, ok, settings  # noqa: F401 (fixture)
@@ -53,6 +55,44 @@ def test_the_environment_sets_the_llm_timeout_calls_in_flight_cache_and_deadline
 def test_a_bad_value_names_the_variable(name, value):
     with pytest.raises(BadSetting, match=f"{name}='{value}' is not valid"):
         Settings.from_env({name: value, "TENDER_HOME": "/tmp/tender-test-home"})
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        # Not a number of seconds: nan compares False with any bound, inf and 1e309 (inf) wait for ever.
+        ("TENDER_LLM_TIMEOUT", "nan"),
+        ("TENDER_LLM_TIMEOUT", "inf"),
+        ("TENDER_LLM_TIMEOUT", "1e309"),
+        ("TENDER_LLM_TIMEOUT", "86400"),
+        ("TENDER_DEADLINE", "nan"),
+        ("TENDER_DEADLINE", "-inf"),
+        ("TENDER_LLM_IN_FLIGHT", "100000"),
+    ],
+)
+def test_a_non_finite_or_out_of_range_value_is_refused_saying_the_range(name, value):
+    with pytest.raises(BadSetting, match=f"{name}='{value}' is not valid; set it to .* from .* to "):
+        Settings.from_env({name: value, "TENDER_HOME": "/tmp/tender-test-home"})
+
+
+@pytest.mark.parametrize("name, value", [("TENDER_LLM_TIMEOUT", "nan"), ("TENDER_DEADLINE", "nan")])
+def test_the_cli_refuses_a_non_finite_setting_in_one_line_naming_it(catalog_path, tmp_path, name, value):
+    env = {"TENDER_CATALOG": str(catalog_path), "TENDER_RUNS": str(tmp_path / "runs.db"), name: value}
+
+    result = CliRunner().invoke(main, ["recommend", REQUIREMENT], env=env | {"TENDER_EMBEDDING_MODEL": "hashing"})
+
+    assert result.exit_code == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"Error: {name}='nan' is not valid")
+
+
+@pytest.mark.parametrize("flag", ["--llm-timeout", "--deadline"])
+def test_the_cli_refuses_a_non_finite_flag(catalog_path, flag):
+    result = CliRunner().invoke(
+        main, ["recommend", REQUIREMENT, flag, "nan"], env={"TENDER_CATALOG": str(catalog_path)}
+    )
+
+    assert result.exit_code == 2 and "'nan' is not a number of seconds" in result.stderr
 
 
 def test_cli_flags_win_over_the_environment():

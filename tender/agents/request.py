@@ -5,6 +5,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from tender.errors import InputToFix
+from tender.safety import echo
 
 DEFAULT_PROTOCOL = "manager-led"
 Organisation = Literal["api", "category", "provider"]
@@ -58,7 +59,7 @@ class Request(BaseModel):
         from .protocols import PROTOCOLS  # the registry imports the manager, which imports this module
 
         if name not in PROTOCOLS:
-            raise ValueError(f"{name!r} is not a protocol; use one of {', '.join(PROTOCOLS)}")
+            raise ValueError(f"{echo(name)} is not a protocol; use one of {', '.join(PROTOCOLS)}")
         return name
 
     @field_validator("requirement")
@@ -94,6 +95,6 @@ def describe_validation_error(error: ValidationError) -> str:
         elif item["type"] == "too_long" and where == "needs":
             message = f"at most {MAX_NEEDS} needs; merge the minor ones or leave them to a second request"
         elif item["type"] == "literal_error":
-            message = f"{item['input']!r} is not allowed; use one of {item['ctx']['expected']}"
+            message = f"{echo(item['input'])} is not allowed; use one of {item['ctx']['expected']}"
         problems.append(f"{where}: {message}")
     return "Invalid request: " + "; ".join(problems)

@@ -11,6 +11,7 @@ from tender.agents.messages import Transcript
 from tender.agents.plan import Run, Stages
 from tender.catalog import Catalog
 from tender.errors import InputToFix
+from tender.safety import echo
 
 from .brief import api_choice, one_line, step_reason, why, winning_bid
 from .budget import RESULT_BYTES, STAGE_IDS, pages_of, result_bytes
@@ -265,7 +266,7 @@ def _step_id(run: Run, function: str) -> str:
                 )
             return step.id
     steps = ", ".join(f"{s.id} ({s.function[:60]})" for s in run.plan.steps) or "none"
-    raise UnknownFunction(f"No step {function!r} in run {run.plan.run_id}. Its steps: {steps}.")
+    raise UnknownFunction(f"No step {echo(function)} in run {run.plan.run_id}. Its steps: {steps}.")
 
 
 def _calls(transcript: Transcript) -> list[CallExplained]:

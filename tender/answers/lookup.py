@@ -4,12 +4,27 @@ from tender.catalog import Catalog, TenderError
 
 from .schemas import ApiHit, SearchResults
 
+# A search or category query longer than this is refused rather than embedded and echoed back: what an API
+# should do fits in a sentence or two, and a 1 MB query cost seconds of tokenising and came back whole.
+MAX_QUERY_CHARS = 1_000
+
+
+def check_query(query: str, what: str = "query") -> str:
+    """The query as given, or TenderError, saying the limit, when it is empty or longer than MAX_QUERY_CHARS."""
+    if not query.strip():
+        raise TenderError(f"The {what} is empty; describe what the API should do, e.g. 'send SMS messages'.")
+    if len(query) > MAX_QUERY_CHARS:
+        raise TenderError(
+            f"The {what} is {len(query):,} characters long; at most {MAX_QUERY_CHARS:,} are searched. Shorten it to "
+            "what the API should do, e.g. 'send SMS messages'."
+        )
+    return query
+
 
 def find_apis(catalog: Catalog, query: str, categories: list[str] = (), limit: int = 10) -> SearchResults:
-    """Best match first, optionally within categories. Raises TenderError for an empty query and
+    """Best match first, optionally within categories. Raises TenderError for an empty or overlong query and
     CategoryNotFound (with close names) for a category the catalogue lacks."""
-    if not query.strip():
-        raise TenderError("The query is empty; describe what the API should do, e.g. 'send SMS messages'.")
+    check_query(query)
     names = [catalog.check_category(c) for c in categories]
     results = []
     for hit in catalog.search(query, kind="api", k=limit, categories=names or None):

@@ -4,6 +4,7 @@ from collections.abc import Collection
 
 from tender.agents.messages import Transcript
 from tender.agents.plan import Plan
+from tender.safety import clean
 
 
 def plan_text(
@@ -56,7 +57,7 @@ def plan_text(
         f"{cost.tokens.input + cost.tokens.output} LLM tokens; {plan.latency_ms:.0f} ms. Run id: {plan.run_id}",
     ]
     lines += [f"Note: {note}" for note in plan.notes]
-    return "\n".join(lines)
+    return clean("\n".join(lines))  # an LLM's rationale is nobody's to send escape codes to a terminal
 
 
 def _runners_up(plan: Plan, transcript: Transcript) -> list[tuple[int, str, float]]:

@@ -28,6 +28,7 @@ from tender.agents.plan import Plan, Run
 from tender.catalog import Catalog, TenderError
 from tender.catalog.database import connect_shared, file_identity, write_transaction
 from tender.errors import InputToFix
+from tender.safety import echo, redact
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +73,7 @@ def migrate(db: sqlite_utils.Database) -> None:
 class UnknownRun(InputToFix):
     def __init__(self, run_id: str):
         super().__init__(
-            f"No run {run_id!r}. A run_id is the `run_id` field that recommend_apis (or compare_protocols) "
+            f"No run {echo(run_id)}. A run_id is the `run_id` field that recommend_apis (or compare_protocols) "
             "returned; pass it exactly as given."
         )
         self.run_id = run_id
@@ -107,7 +108,8 @@ class RunsUnavailable(TenderError):
 class RunNotStored(TenderError):
     def __init__(self, path: Path, error: Exception):
         super().__init__(
-            f"This plan could not be stored in {path} ({_reason(error)}), so explain_bids will not find its run_id."
+            f"This plan could not be stored in {path} ({_reason(error)}), so explain_bids (`tender explain`) will not "
+            "find its run_id."
         )
         self.path = path
 
@@ -268,7 +270,7 @@ class NoHistory:
 
     def entry(self, run_id: str) -> StoredRun:
         raise TenderError(
-            f"No run {run_id!r}: this server keeps no history ({self.reason}). "
+            f"No run {echo(run_id)}: this server keeps no history ({self.reason}). "
             "Ask its operator to set TENDER_RUNS to a writable file and restart it."
         )
 
@@ -294,11 +296,39 @@ def open_runs(path: Path | str) -> "RunStore | NoHistory":
 def keep(store: "RunStore | NoHistory", run: Run, catalog: Catalog | None = None) -> None:
     """Store the run with the catalogue it was made on; one that cannot be stored is still returned, its plan
     saying why it was not kept."""
+    redact_notes(run)
     try:
         store.save(run, CatalogRef.of(catalog) if catalog is not None else None)
     except RunNotStored as error:
         log.warning("%s", error)
         run.plan.notes.append(str(error))
+
+
+def keep_at(path: Path | str, run: Run, catalog: Catalog | None = None) -> str | None:
+    """Open the runs database at `path`, store the run (with the catalogue it was made on) and close it: the CLI's
+    way, one run a process. None when stored; otherwise the note added to the plan, which is returned all the same
+    (its LLM calls may have been paid for), whether the file could not be opened (its folder is a file) or not
+    written (a full disk)."""
+    redact_notes(run)
+    try:
+        store = RunStore(path)
+    except RunsUnavailable as error:
+        note = str(RunNotStored(Path(path), error.__cause__ or error))
+        run.plan.notes.append(note)
+        return note
+    try:
+        store.save(run, CatalogRef.of(catalog) if catalog is not None else None)
+    except RunNotStored as error:
+        run.plan.notes.append(str(error))
+        return str(error)
+    finally:
+        store.close()
+    return None
+
+
+def redact_notes(run: Run) -> None:
+    """Mask credentials in the plan's notes (an LLM endpoint's URL may carry them) before it is kept or shown."""
+    run.plan.notes[:] = [redact(note) for note in run.plan.notes]
 
 
 def _now() -> str:

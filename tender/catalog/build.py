@@ -18,7 +18,7 @@ from tqdm import tqdm
 
 from ..errors import CatalogError
 from ..errors import SourceError
-from .database import connect_read_only
+from .database import PRIVATE_FILE, connect_read_only, private_folder
 from .embeddings import Embedder, text_hash
 from .encoders import EncoderId, recorded_encoder
 from .graph import co_usage_counts, jaccard
@@ -64,7 +64,8 @@ def build_lock(db_path: Path) -> Iterator[None]:
     except ImportError:  # Windows: no flock; builds are not guarded there
         yield
         return
-    with open(db_path.with_name(db_path.name + ".lock"), "a") as handle:
+    lock = db_path.with_name(db_path.name + ".lock")
+    with open(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE), "a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -216,11 +217,11 @@ def build_from_sources(
     excluded = set(exclude_mashups)
     mashups = [m for m in mashups if m.id not in excluded]
 
-    db_path.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(db_path.parent)
     with build_lock(db_path):
         for stale in db_path.parent.glob(f"{db_path.name}.tmp-*"):
             stale.unlink(missing_ok=True)  # left by a build that was killed: only the lock holder writes one
-        handle, name = tempfile.mkstemp(prefix=f"{db_path.name}.tmp-", dir=db_path.parent)
+        handle, name = tempfile.mkstemp(prefix=f"{db_path.name}.tmp-", dir=db_path.parent)  # 0600, as installed
         os.close(handle)
         tmp_path = Path(name)
         cache = _cached_vectors(db_path, embedder.encoder)
@@ -245,7 +246,7 @@ def build_from_sources(
 
 
 def _write(path: Path, apis: list[Api], mashups: list[Mashup], embedder: Embedder, cache: dict, progress: bool) -> dict:
-    path.unlink(missing_ok=True)
+    # `path` is the empty file mkstemp made 0600: SQLite writes into it (a file it created would be 0644).
     db = sqlite_utils.Database(path)
     db.execute("pragma journal_mode = off")
     db.execute("pragma synchronous = off")  # durability comes from the rename, not from the journal

@@ -2,7 +2,9 @@
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ..safety import clean
 
 from .words import name_words, own_name
 
@@ -42,6 +44,13 @@ class Api(BaseModel):
     @classmethod
     def _none_is_empty(cls, value):
         return "" if value is None else value
+
+    # Third-party text: its control and bidirectional characters never reach a terminal or an assistant,
+    # whether the catalogue was built before this check or after (it holds at reading too).
+    @model_validator(mode="before")
+    @classmethod
+    def _clean(cls, data):
+        return cleaned(data)
 
     @property
     def primary_category(self) -> str | None:
@@ -91,15 +100,36 @@ class Mashup(BaseModel):
     def _none_is_empty(cls, value):
         return "" if value is None else value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _clean(cls, data):  # third-party text, as the Api's
+        return cleaned(data)
+
     def text(self) -> str:
         """What is embedded for this mashup: its description, as a requirement would be written."""
         return self.description or self.name
+
+
+def cleaned(value):
+    """`clean` applied to every string in a value of strings, lists and dicts."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, list):
+        return [cleaned(item) for item in value]
+    if isinstance(value, dict):
+        return {cleaned(key) if isinstance(key, str) else key: cleaned(item) for key, item in value.items()}
+    return value
 
 
 class Category(BaseModel):
     name: str
     api_count: int
     primary_count: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _clean(cls, data):
+        return cleaned(data)
 
 
 class CoUser(BaseModel):

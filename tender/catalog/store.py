@@ -21,6 +21,7 @@ from .embeddings import Embedder
 from .encoders import EncoderId, check_encoder, recorded_encoder
 from .graph import co_usage_counts, jaccard
 from ..errors import ApiNotFound, CatalogError, CatalogMissing, CategoryNotFound, NotACatalogue
+from ..safety import clean
 from .records import Api, Category, CoUser, Hit, Mashup
 from .schema import SCHEMA_VERSION
 from .summary import fingerprint_of
@@ -98,7 +99,7 @@ class Catalog:
     def _load(self) -> None:
         categories_of: dict[int, list[str]] = defaultdict(list)
         for row in self.db.query("select api_id, category from api_categories order by api_id, position"):
-            categories_of[row["api_id"]].append(row["category"])
+            categories_of[row["api_id"]].append(clean(row["category"]))  # as the Api and Category records hold it
         self._apis = {
             row["id"]: Api(
                 **{**row, "details": json.loads(row["details"] or "{}")}, categories=categories_of.get(row["id"], [])
@@ -247,7 +248,9 @@ class Catalog:
         names = {c.casefold(): c for c in self._category_apis}
         if name.strip().casefold() in names:
             return names[name.strip().casefold()]
-        raise CategoryNotFound(name, difflib.get_close_matches(name, list(self._category_apis), n=3, cutoff=0.6))
+        # Close names only for a name of a name's length: difflib on a megabyte is minutes of CPU.
+        close = difflib.get_close_matches(name, list(self._category_apis), n=3, cutoff=0.6) if len(name) <= 200 else []
+        raise CategoryNotFound(name, close)
 
     def apis_in_categories(self, names: Iterable[str]) -> list[int]:
         seen: dict[int, None] = {}

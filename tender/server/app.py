@@ -19,6 +19,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import Tool as MCPTool
 
 from tender.errors import InputToFix
+from tender.safety import Redacting
 from tender.settings import Settings
 
 from . import resources, tools
@@ -133,14 +134,20 @@ def serve(
     allow_unauthenticated: bool = False,
     max_connections: int | None = None,
     idle_s: float | None = None,
+    max_sessions: int | None = None,
+    session_idle_s: float | None = None,
 ) -> None:
     """Run until interrupted. Logs go to stderr: under stdio, stdout carries only the protocol. Over HTTP,
     at most `max_connections` are open and one that sends no request for `idle_s` is closed (see limits.py);
-    beyond loopback a bearer token is required unless `allow_unauthenticated`."""
+    at most `max_sessions` MCP sessions are open, a quarter of them per client address, and one with no
+    request for `session_idle_s` is closed (see sessions.py); beyond loopback a bearer token is required
+    unless `allow_unauthenticated`."""
     from .limits import DEFAULT_IDLE_S, RepeatFilter, bounded_protocol, default_max_connections
+    from .sessions import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S, BoundedSessions, per_peer
 
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     for handler in logging.getLogger().handlers:
+        handler.addFilter(Redacting())  # the HTTP client logs the LLM endpoint's URL, credentials and all
         handler.addFilter(RepeatFilter())
     if transport == "stdio":
         serve_stdio(settings)
@@ -153,21 +160,35 @@ def serve(
     from uvicorn.config import LOGGING_CONFIG
 
     server = build_server(settings, bearer_token=settings.http_token)
-    app = server.streamable_http_app(transport_security=transport_security(host, allowed_hosts), host=host)
+    max_sessions = max_sessions or DEFAULT_MAX_SESSIONS
+    session_idle_s = session_idle_s or DEFAULT_SESSION_IDLE_S
+    app = server.streamable_http_app(
+        transport_security=transport_security(host, allowed_hosts),
+        host=host,
+        max_sessions=max_sessions,
+        session_idle_timeout=session_idle_s,
+    )
+    BoundedSessions.bound(server.session_manager, per_peer(max_sessions))
+    for name in ("mcp.server.streamable_http_manager", "mcp.server.streamable_http"):
+        logging.getLogger(name).setLevel(logging.WARNING)  # two lines a session: a flood of them fills the log
     log_config = copy.deepcopy(LOGGING_CONFIG)
     log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"  # uvicorn's default is stdout
-    log_config["filters"] = {"repeats": {"()": RepeatFilter}}
+    log_config["filters"] = {"redacting": {"()": Redacting}, "repeats": {"()": RepeatFilter}}
     for handler in log_config["handlers"].values():
-        handler["filters"] = ["repeats"]
+        handler["filters"] = ["redacting", "repeats"]
     max_connections = max_connections or default_max_connections()
     idle_s = idle_s or DEFAULT_IDLE_S
     log.info(
-        "Streamable HTTP on http://%s:%s/mcp%s; at most %d connections, idle ones closed after %g s",
+        "Streamable HTTP on http://%s:%s/mcp%s; at most %d connections, idle ones closed after %g s; at most %d "
+        "sessions, %d per client address, idle ones closed after %g s",
         host,
         port,
         " (bearer token required)" if settings.http_token else "",
         max_connections,
         idle_s,
+        max_sessions,
+        per_peer(max_sessions),
+        session_idle_s,
     )
     uvicorn.run(
         app,
@@ -202,7 +223,11 @@ def serve_stdio(settings: Settings) -> None:
         os._exit(130)
 
     signal.signal(signal.SIGINT, stop)
-    build_server(settings).run("stdio")
+    import anyio
+
+    from .stdio import serve_stdio as run_stdio  # stdin read on a daemon thread: an interrupt never waits on it
+
+    anyio.run(run_stdio, build_server(settings))
 
 
 def _version() -> str:

@@ -15,6 +15,7 @@ import anyio
 from tender.answers.provenance import RunCatalogues
 from tender.answers.runs import NoHistory, RunStore, StoredRun, open_runs
 from tender.catalog import Catalog, CatalogError, TenderError
+from tender.catalog.database import file_identity
 from tender.settings import Settings
 
 log = logging.getLogger("tender.server")
@@ -30,6 +31,8 @@ class AppContext:
     catalog: Catalog | None = None
     missing: TenderError | None = None
     tenders: dict = field(default_factory=dict)  # (manager backend, contractor backend) -> Tender, built on first use
+    # The catalogue file as opened (device, inode): a rebuild installs a new file, which this server does not read.
+    catalog_identity: tuple[int, int] | None = None
     # Offline agent runs at once; the rest queue. They are CPU-bound and share the GIL: more at once than
     # cores makes every run slower (20 at once on 2 cores gave a fifth of the throughput of 2 at once).
     workers: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
@@ -38,6 +41,7 @@ class AppContext:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _limiters: dict = field(default_factory=dict)
     _run_catalogues: RunCatalogues | None = None
+    _told_rebuilt: bool = False
 
     @classmethod
     def open(cls, settings: Settings) -> "AppContext":
@@ -48,7 +52,7 @@ class AppContext:
         except CatalogError as error:
             log.warning("%s The server starts anyway; its tools will say so.", error)
             return cls(settings=settings, runs=runs, missing=error)
-        app = cls(settings=settings, runs=runs, catalog=catalog)
+        app = cls(settings=settings, runs=runs, catalog=catalog, catalog_identity=file_identity(catalog.path))
         app.tender().warm_up()
         one_thread_each()
         log.info(
@@ -75,6 +79,23 @@ class AppContext:
             if self._run_catalogues is None:
                 self._run_catalogues = RunCatalogues(current=self.catalog)
         return self._run_catalogues.for_run(entry.run.plan.run_id, entry.catalog)
+
+    def rebuilt(self) -> str | None:
+        """A note when the catalogue file was rebuilt (or replaced) since this server opened it: the server goes on
+        answering from the catalogue it holds in memory, the one it opened, until it is restarted. Logged once."""
+        if self.catalog is None or self.catalog_identity is None:
+            return None
+        if file_identity(self.catalog.path) == self.catalog_identity:
+            return None
+        note = (
+            f"The catalogue {self.catalog.path} was rebuilt after this server opened it; this answer comes from the "
+            f"one it opened (built {self.catalog.meta.get('built_at', 'earlier')}). Restart the server to use the new one."
+        )
+        with self._lock:
+            if not self._told_rebuilt:
+                self._told_rebuilt = True
+                log.warning("%s", note)
+        return note
 
     def require_catalog(self) -> Catalog:
         if self.catalog is None:

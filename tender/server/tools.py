@@ -23,15 +23,17 @@ from tender.agents.plan import Plan, Run
 from tender.agents.protocols import PROTOCOLS, protocol_type
 from tender.agents.request import DEFAULT_PROTOCOL, Organisation, Request
 from tender.catalog import ApiNotFound, Catalog, TenderError
+from tender.safety import redact
 
 from .context import AppContext
 from tender.answers.brief import lean, recommendation
 from tender.answers.budget import fitting
 from tender.answers.explain import explain
-from tender.answers.lookup import find_apis, short
+from tender.answers.lookup import MAX_QUERY_CHARS, check_query, find_apis, short
 from tender.answers.provenance import UNRECORDED
 from tender.answers.runs import UnknownRun, keep
 from tender.answers.schemas import (
+    MAX_DESCRIPTION_CHARS,
     ApiBrief,
     ApiDetails,
     CategoryInfo,
@@ -81,7 +83,7 @@ def fixable() -> Iterator[None]:
     try:
         yield
     except TenderError as error:
-        raise ToolError(str(error)) from error
+        raise ToolError(redact(str(error))) from error
 
 
 async def in_worker(
@@ -247,6 +249,8 @@ async def recommend_apis(
 
         def work(context: RunContext) -> Run:
             run = tender.recommend(request, context)
+            if rebuilt := app.rebuilt():
+                run.plan.notes.append(rebuilt)
             keep(app.runs, run, app.catalog)  # a plan that cannot be stored is returned with a note saying why
             return run
 
@@ -289,7 +293,9 @@ def explain_bids(
     By default a summary per function: whom the call for proposals reached and why, the winning bids
     and the best losing one with their reasons, any backtracking, and `diagram`, a Mermaid sequence
     diagram of the winners (other contractors in one lane). Drill down with `function` and
-    detail='full' (in pages); every message of the run is in the resource at `transcript_uri`."""
+    detail='full' (in pages); every message of the run is in the resource at `transcript_uri`. Runs are stored, so
+    this works after a server restart and from another client: a run_id is the key to its run, and whoever holds it
+    can read the requirement and the plan."""
     app = app_of(ctx)
     with fixable():
         try:
@@ -395,7 +401,12 @@ def _protocol_run(plan: Plan) -> ProtocolRun:
 
 def search_apis(
     ctx: Context,
-    query: Annotated[str, Field(description="What the API should do, e.g. 'geocode street addresses'.")],
+    query: Annotated[
+        str,
+        Field(
+            description=f"What the API should do, e.g. 'geocode street addresses'. Up to {MAX_QUERY_CHARS:,} characters."
+        ),
+    ],
     categories: Annotated[list[str], Field(description="Only APIs in any of these categories; empty: all.")] = [],
     limit: Annotated[int, Field(ge=1, le=100, description="How many results (1 to 100).")] = 10,
     offset: Annotated[int, Field(ge=0, description="Skip this many results: a `next_offset` given before.")] = 0,
@@ -418,24 +429,24 @@ def get_api(
     api: Annotated[int | str, Field(description="The API's id (e.g. 370) or its exact name (e.g. 'Google Maps').")],
 ) -> ApiDetails:
     """One API's card: categories, description, URL, how many mashups used it, the APIs most often used
-    together with it, and a few mashups that used it."""
+    together with it, and a few mashups that used it. The description is its source's text, cut at 8,000
+    characters (description_chars then gives its whole length)."""
     app = app_of(ctx)
     with fixable():
         return api_details(app.require_catalog(), api)
 
 
-DESCRIPTION_CHARS = 4_000  # an API card's description: a catalogue stores them whole (one ran to 50 MB)
-
-
 def api_details(catalog: Catalog, api_ref: int | str) -> ApiDetails:
     api = catalog.get_api(api_ref)
     history = catalog.usage_history(api.id)
+    cut = len(api.description) > MAX_DESCRIPTION_CHARS
     return ApiDetails(
         api_id=api.id,
         name=api.name,
         url=api.url,
         categories=api.categories,
-        description=short(api.description, DESCRIPTION_CHARS),
+        description=api.description[: MAX_DESCRIPTION_CHARS - 1] + "…" if cut else api.description,
+        description_chars=len(api.description) if cut else None,
         usage_count=len(history),
         co_used=[
             CoUsedApi(api_id=c.api_id, name=catalog.get_api(c.api_id).name, mashups=c.count, weight=round(c.weight, 4))
@@ -454,7 +465,8 @@ def list_categories(
         str | None,
         Field(
             description=(
-                "Rank categories by similarity to this text, e.g. 'maps and locations'. Omit to list the largest."
+                "Rank categories by similarity to this text, e.g. 'maps and locations' (up to "
+                f"{MAX_QUERY_CHARS:,} characters). Omit to list the largest."
             )
         ),
     ] = None,
@@ -469,7 +481,7 @@ def list_categories(
         catalog = app.require_catalog()
         counts = {c.name: c.api_count for c in catalog.categories()}
         if query and query.strip():
-            hits = catalog.search(query, kind="category", k=offset + limit)[offset:]
+            hits = catalog.search(check_query(query), kind="category", k=offset + limit)[offset:]
             shown = [CategoryInfo(name=h.id, api_count=counts.get(h.id, 0), similarity=round(h.score, 4)) for h in hits]
         else:
             largest = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[offset : offset + limit]

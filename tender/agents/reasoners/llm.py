@@ -31,6 +31,7 @@ from pydantic import BaseModel, ValidationError
 from ..context import RunContext
 from ..tasks import BidTask, CategoryMapping, DecomposeTask, MapAllTask, MapCategoriesTask, SelectTask, Task
 from .base import Reasoner
+from ...safety import redact
 from .cache import Completion, ResponseCache
 from .prompts import answer_schema, render_messages, repair_message
 
@@ -145,7 +146,8 @@ class LLMReasoner(Reasoner):
         pause_s: float = 30,
         contractors_per_call: int | None = 4,
     ):
-        self.base_url = base_url.rstrip("/")
+        # What notes, logs and the cache see: without the credentials a URL may carry (user:password@host).
+        self.base_url = redact(base_url.rstrip("/"))
         self.model = model
         self.fallback = fallback
         self.timeout_s = timeout_s
@@ -161,7 +163,7 @@ class LLMReasoner(Reasoner):
         self.contractors_per_call = contractors_per_call
         # Local servers want no key but the client insists on one; and it must not read the environment.
         self._client = openai.OpenAI(
-            base_url=self.base_url,
+            base_url=base_url.rstrip("/"),
             api_key=api_key or "no-key",
             timeout=timeout_s,
             max_retries=max_retries,

@@ -15,6 +15,11 @@ METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 SUFFIXES = (".yaml", ".yml", ".json")
 MAX_INPUTS = 10
 MAX_DESCRIPTION = 2000  # some documents put whole manuals in a description; the embedder reads 128 tokens anyway
+# What a document may expand to through YAML aliases, in values and characters: ten times its own length, and a
+# million more for a small document of shared parameters. The largest public OpenAPI documents use no aliases
+# and expand to less than their length.
+EXPANSION_PER_CHAR = 10
+EXPANSION_FLOOR = 1_000_000
 
 
 def documents(path: Path) -> list[Path]:
@@ -45,15 +50,18 @@ def load_openapi(path: Path) -> Loaded:
 
 
 def parse(document: Path) -> dict:
+    text = read_text(document)
     try:
         # libyaml's loader when present: ten times faster on the larger documents.
-        spec = yaml.load(read_text(document), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        spec = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as error:
         where = getattr(error, "problem_mark", None)
         line = f" at line {where.line + 1}" if where else ""
         raise SourceError(
             document, f"does not parse as YAML or JSON{line} ({getattr(error, 'problem', None) or error})"
         ) from None
+    if "&" in text:  # an anchor: aliases of it may repeat one part of the document any number of times
+        check_expansion(spec, document, EXPANSION_PER_CHAR * len(text) + EXPANSION_FLOOR)
     if not isinstance(spec, dict):
         raise SourceError(document, "is not an OpenAPI document (its top level is not a mapping)")
     version = str(spec.get("openapi") or spec.get("swagger") or "")
@@ -63,6 +71,31 @@ def parse(document: Path) -> dict:
     if not isinstance(spec.get("paths"), dict) or not spec["paths"]:
         raise SourceError(document, "has no paths: it describes no operation to recommend")
     return spec
+
+
+def check_expansion(spec, document: Path, budget: int) -> None:
+    """SourceError unless the parsed document, read as a tree, holds at most `budget` values and characters.
+
+    YAML aliases make a document a graph: nine lines of nine aliases each ("billion laughs") stand for 10^9
+    strings, parsed in microseconds as shared objects, and expanded by the first `str()` of them (2.9 GB and a
+    MemoryError in 60 s). Walking the tree as it would be read, counting each value and each string's length,
+    stops at the budget instead; a cycle (an alias inside its own anchor) stops there too."""
+    left = budget
+    stack = [spec]
+    while stack:
+        value = stack.pop()
+        left -= len(value) + 1 if isinstance(value, str) else 1
+        if left < 0:
+            raise SourceError(
+                document,
+                f"its YAML aliases expand it to more than {budget:,} values and characters (as a 'billion laughs' "
+                "does); refused. Write the repeated parts out, or use $ref",
+            )
+        if isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
 
 
 def read_document(document: Path) -> list[Api]:

@@ -1,0 +1,60 @@
+"""Text that crosses a trust boundary, made safe in one place.
+
+- Third-party text (API directories, OpenAPI documents, MCP servers' tool listings) reaches an assistant and a
+  terminal. `clean` takes out what acts instead of reading: control characters (terminal escape sequences
+  among them, which can move the cursor, retitle the window or hide a line) and bidirectional overrides (which
+  make text display in another order than it reads). Line breaks and tabs stay.
+- Credentials written into a URL (http://user:password@host/v1, ?api_key=...) are masked by `redact` wherever
+  text may be shown or kept: plan notes, the runs database, logs, error messages.
+- A value echoed in an error message is shortened by `echo`, so that a 1 MB input does not come back whole."""
+
+import logging
+import re
+
+# ESC-introduced sequences: CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), other two-character ones;
+# and CSI as the single C1 character U+009B.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]?|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -~]?|\x9b[0-?]*[ -/]*[@-~]?")
+# C0 controls but tab and line feed, DEL, C1 controls, and the bidirectional marks, embeddings, overrides
+# and isolates (U+061C, U+200E/F, U+202A-E, U+2066-9).
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/?#@]+@")
+_SECRET_PARAMETER = re.compile(
+    r"(?i)([?&](?:api[_-]?key|key|access[_-]?token|token|secret|client[_-]?secret|password|passwd|pwd|sig|signature|auth)=)[^&#\s]+"
+)
+MASK = "***"
+
+
+def clean(text: str) -> str:
+    """Third-party text without control characters, escape sequences and bidirectional controls. A carriage
+    return becomes a line break (alone, it lets a line be printed over)."""
+    if text.isprintable():  # the common case: nothing to take out
+        return text
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROLS.sub("", _ESCAPES.sub("", text))
+
+
+def redact(text: str) -> str:
+    """`text` with the credentials of any URL in it masked: user:password@ and secret-looking query values."""
+    if "://" not in text and "=" not in text:
+        return text
+    return _SECRET_PARAMETER.sub(rf"\1{MASK}", _USERINFO.sub(rf"\1{MASK}@", text))
+
+
+def echo(value, limit: int = 60) -> str:
+    """`value` as an error message quotes it: repr'd, and at most `limit` characters of it, saying how long it
+    was when shortened."""
+    text = str(value)
+    if len(text) <= limit:
+        return repr(value) if isinstance(value, str) else text
+    return f"{text[:limit]!r}… ({len(text):,} characters)"
+
+
+class Redacting(logging.Filter):
+    """A log handler's filter that masks credentials in URLs (an HTTP client logs the URL it posts to)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = redact(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        return True
