@@ -309,6 +309,21 @@ def award_of(outcome: Outcome) -> dict[int, Propose]:
     return best
 
 
+def bids_in_turn(outcome: Outcome) -> list[int]:
+    """Every API bid for, each once: each step's best, then each step's second best, and so on, the steps in turn.
+    A ranking by score alone let one easy step's runners-up push a harder step's best out of sight."""
+    by_step: dict[str | None, list[Propose]] = {}
+    for p in outcome.proposals:
+        by_step.setdefault(p.function_id, []).append(p)
+    queues = [sorted(bids, key=lambda p: (-p.score, p.api_id)) for bids in by_step.values()]
+    order: dict[int, None] = {}
+    for rank in range(max((len(q) for q in queues), default=0)):
+        for queue in queues:
+            if rank < len(queue):
+                order.setdefault(queue[rank].api_id, None)
+    return list(order)
+
+
 def fill_steps(outcome: Outcome, awards: dict[int, Propose], api_names: dict[int, str]) -> None:
     """Attach each awarded API to the step it was awarded; a step left without one is unserved, with the reason
     and the best bids that fell short."""

@@ -188,17 +188,12 @@ class Tender:
             )
         context.cost.messages = len(negotiation.transcript.messages)
         context.cost.contractors_contacted = len(negotiation.contacted)
-        if protocols.PROTOCOLS[request.protocol].contract_net:
-            stages = Stages(
-                category=self.catalog.apis_in_categories(negotiation.mapped_categories),
-                bidding=sorted(negotiation.proposed, key=lambda a: -negotiation.proposed[a]),
-                final=list(outcome.final),
-            )
-        else:
-            best: dict[int, float] = {}
-            for p in outcome.proposals:
-                best[p.api_id] = max(p.score, best.get(p.api_id, 0.0))
-            stages = Stages(category=[], bidding=sorted(best, key=lambda a: -best[a]), final=list(outcome.final))
+        contract_net = protocols.PROTOCOLS[request.protocol].contract_net
+        stages = Stages(
+            category=self.catalog.apis_in_categories(negotiation.mapped_categories) if contract_net else [],
+            bidding=protocols.bids_in_turn(outcome),
+            final=list(outcome.final),
+        )
         return Plan(
             run_id=uuid.uuid4().hex,
             requirement=request.requirement,

@@ -30,7 +30,7 @@ GROUPS = (
     ("programmableweb-suite", "no history"),
     ("programmableweb-suite", "needs given"),
 )
-COSTS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6)
+COSTS = (0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
 REDUNDANCIES = (0.0, 0.05, 0.1, 0.2)
 
 

@@ -56,19 +56,47 @@ def examples(
 ) -> Examples:
     """Each request's shortlist, the request read as one function, labelled by the gold set. With `functions`,
     also the shortlist of each function the embedded decomposition finds in it (read in the request's context),
-    labelled the same way: what a plan's functions are bid for."""
+    where a gold item is right only for the function it serves: the one whose text is nearest to the item's (a
+    mashup's data says which APIs it used, not for what)."""
     assert catalog.embedder is not None
     ranker = Ranker(catalog, QueryEncoder(catalog.embedder), untrained())
     out = Examples(source, [], [], [])
     for n, (text, gold) in enumerate(tqdm(requests, desc=source, disable=not progress)):
-        parts = [text]
+        jobs: list[tuple[str, set[int]]] = [(text, gold)]
         if functions:
-            parts += [f for f in decompose(text) if f != text]
-        for part in parts:
-            for candidate in ranker.shortlist(part, text).candidates:
-                out.x.append(vector(candidate.evidence))
-                out.y.append(float(candidate.item in gold))
-                out.query.append(offset + n)
+            parts = [f for f in decompose(text) if f != text]
+            if len(parts) > 1:
+                jobs += list(zip(parts, aligned(ranker, parts, gold)))
+        for function, right in jobs:
+            add(out, ranker, function, text, right, offset + n)
+    return out
+
+
+def add(out: "Examples", ranker: Ranker, function: str, requirement: str, right: set[int], query: int) -> None:
+    for candidate in ranker.shortlist(function, requirement).candidates:
+        out.x.append(vector(candidate.evidence))
+        out.y.append(float(candidate.item in right))
+        out.query.append(query)
+
+
+def aligned(ranker: Ranker, functions: list[str], gold: set[int]) -> list[set[int]]:
+    """Each function's share of the gold items: an item goes to the function whose text is nearest to its own."""
+    table = ranker.catalog.vectors("api")
+    vectors = ranker.encoder.embed(functions)
+    out: list[set[int]] = [set() for _ in functions]
+    for item in gold:
+        if item in table.row:
+            out[int(np.argmax(vectors @ table.vector(item)))].add(item)
+    return out
+
+
+def need_examples(source: str, catalog: Catalog, needs: list[tuple[str, str, set[int]]], progress: bool) -> Examples:
+    """Examples of stated needs: (need, requirement, the items that serve the need)."""
+    assert catalog.embedder is not None
+    ranker = Ranker(catalog, QueryEncoder(catalog.embedder), untrained())
+    out = Examples(source, [], [], [])
+    for n, (need, requirement, right) in enumerate(tqdm(needs, desc=source, disable=not progress)):
+        add(out, ranker, need, requirement, right, n)
     return out
 
 
@@ -178,20 +206,42 @@ def calibrate(scorer: Scorer, sources: list[Examples]) -> dict[str, tuple[float,
 
 
 def dev_examples(paths: Paths, catalogues: Catalogues, sample: int, seed: int, progress: bool) -> list[Examples]:
-    """Examples made like the training ones, from dev parts (for calibration only)."""
+    """Need-level examples from dev parts (for calibration only): MetaTool's single-tool requests (each a need of
+    one held-out tool), the judged suites' functions (their need, in their requirement), and ProgrammableWeb's dev
+    mashups read whole (with usage history)."""
     from tender.evaluation.datasets import DATASETS
 
     out = []
-    for name, history in (("programmableweb", True), ("programmableweb", False), ("metatool-multi", False)):
+    rng = random.Random(seed)
+    single = DATASETS["metatool-single"]
+    catalog = catalogues.open("metatool")
+    try:
+        queries = rng.sample(single.queries(paths, "dev", catalog), sample)
+        out.append(
+            need_examples("metatool-single dev", catalog, [(q.text, q.text, q.gold_items) for q in queries], progress)
+        )
+    finally:
+        catalog.close()
+    for name, history in (("openapi-suite", False), ("programmableweb-suite", False), ("programmableweb-suite", True)):
         data = DATASETS[name]
         catalog = catalogues.open(data.catalogue, data.hidden(paths, "dev"), history=history)
         try:
-            queries = data.queries(paths, "dev", catalog)
-            queries = random.Random(seed).sample(queries, min(sample, len(queries)))
-            label = f"{name} dev, {'history' if history else 'no history'}"
-            out.append(examples(label, catalog, [(q.text, q.gold_items) for q in queries], progress))
+            needs = [
+                (f.need, q.text, set(f.acceptable)) for q in data.queries(paths, "dev", catalog) for f in q.functions
+            ]
+            label = f"{name} dev, judged needs, {'history' if history else 'no history'}"
+            out.append(need_examples(label, catalog, needs, progress))
         finally:
             catalog.close()
+    data = DATASETS["programmableweb"]
+    catalog = catalogues.open(data.catalogue, data.hidden(paths, "dev"), history=True)
+    try:
+        queries = rng.sample(data.queries(paths, "dev", catalog), min(sample, 640))
+        out.append(
+            examples("programmableweb dev, history", catalog, [(q.text, q.gold_items) for q in queries], progress)
+        )
+    finally:
+        catalog.close()
     return out
 
 
