@@ -549,6 +549,13 @@ def read_requirement(requirement: str) -> str:
 @main.command()
 @click.argument("requirement")
 @click.option(
+    "--need",
+    "needs",
+    multiple=True,
+    help="A function the service needs, in a short phrase (repeatable, at most 12): each becomes one step of the "
+    "plan, instead of Tender's own reading of the requirement.",
+)
+@click.option(
     "--protocol",
     type=click.Choice(list(PROTOCOLS)),
     default=DEFAULT_PROTOCOL,
@@ -604,6 +611,7 @@ def read_requirement(requirement: str) -> str:
 def recommend(
     settings: Settings,
     requirement,
+    needs,
     protocol,
     organisation,
     max_apis,
@@ -623,6 +631,7 @@ def recommend(
     \b
     Examples:
         tender recommend "a site that shows nearby restaurants on a map with their reviews"
+        tender recommend "restaurants near me" --need "find nearby restaurants" --need "show them on a map"
         tender recommend "share photos with friends" --protocol contractor-led --max-apis 2 --json
         cat requirement.txt | tender recommend - --exclude-api "Google Maps"
     """
@@ -634,6 +643,7 @@ def recommend(
     settings = with_db(settings, kwargs.pop("db_path"))
     request = Request.create(
         read_requirement(requirement),
+        needs=list(needs) or None,
         protocol=protocol,
         organisation=organisation,
         routing=routing,

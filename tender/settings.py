@@ -52,6 +52,7 @@ class Settings:
     deadline_s: float | None = None  # TENDER_DEADLINE: seconds a request's LLM steps may take; None: no deadline
     http_token: str | None = field(default=None, repr=False)
     ranking_model_path: Path | None = None  # TENDER_RANKING_MODEL: a model refitted with `tender train ranker --out`
+    sampling: bool = True  # TENDER_SAMPLING=off: never ask a client's model (MCP sampling), whatever a call asks
 
     def data_file(self, name: str, instead: str = "") -> Path:
         """A file of the ProgrammableWeb data; DataMissing, saying to set TENDER_DATA (or `instead`), if absent."""
@@ -105,6 +106,7 @@ class Settings:
             ranking_model_path=Path(env["TENDER_RANKING_MODEL"]).expanduser()
             if env.get("TENDER_RANKING_MODEL")
             else None,
+            sampling=_switch(env, "TENDER_SAMPLING", True),
         )
 
 

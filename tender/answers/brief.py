@@ -4,7 +4,6 @@ An assistant's context is small, so the default answer carries what it acts on (
 does, link, status, confidence, why) and nothing it would have to skip; `detail="full"` adds the
 stage sets and the transcript."""
 
-import math
 import re
 
 from pydantic import BaseModel
@@ -12,6 +11,7 @@ from pydantic import BaseModel
 from tender.agents.messages import Propose, Transcript
 from tender.agents.plan import Award, Run
 from tender.catalog import ApiNotFound, Catalog
+from tender.ranking.evidence import Evidence
 
 from .schemas import ApiChoice, Detail, FunctionChoice, Recommendation
 
@@ -33,24 +33,23 @@ def one_line(description: str, limit: int = DOES_CHARS) -> str:
     return first if len(first) <= limit else first[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
-def why(evidence: dict, rationale: str, usage: int | None = None) -> str:
+def why(evidence: Evidence | None, rationale: str, usage: int | None = None) -> str:
     """A bid's case in words a person uses. The embedded reasoner's evidence (named, the share of similar
-    past mashups that used the API, description match) is read when present; any other reasoner's
+    past mashups that used the API, the description's match) is read when present; any other reasoner's
     rationale (an LLM's, say) is already prose, so its first clause is kept."""
-    number = {k: v for k, v in evidence.items() if isinstance(v, (int, float)) and not math.isnan(v)}
     parts = []
-    if number.get("named", 0) >= 0.5:
-        parts.append("the requirement names it")
-    vote = max(number.get("neighbour_vote", 0), number.get("clause_vote", 0))
-    if vote >= 0.5:
-        parts.append("most similar past apps used it")
-    elif vote >= 0.2:
-        parts.append("similar past apps often used it")
-    match = max(number.get("desc_function", 0), number.get("desc_requirement", 0))
-    if match >= 0.35:
-        parts.append("its description closely fits the task")
-    elif match >= 0.2:
-        parts.append("its description fits the task")
+    if evidence is not None:
+        if evidence.named >= 0.5:
+            parts.append("the requirement names it")
+        vote = max(evidence.history, evidence.history_requirement)
+        if vote >= 0.5:
+            parts.append("most similar past apps used it")
+        elif vote >= 0.2:
+            parts.append("similar past apps often used it")
+        if evidence.dense_rank == 1 or evidence.name_gap == 0.0:
+            parts.append("its description fits the task best in the catalogue")
+        elif evidence.dense_rank <= 3:
+            parts.append("its description is among the three that fit the task best")
     if not parts:
         clause = re.split(r"[;.]\s", " ".join(rationale.split()), maxsplit=1)[0].rstrip(".")
         parts.append(clause[:1].lower() + clause[1:] if clause else "the best bid received")
@@ -91,7 +90,7 @@ def api_choice(award: Award, bid: Propose | None, catalog: Catalog | None) -> Ap
         server=getattr(api, "server", "") or None,
         tool=getattr(api, "tool", "") or None,
         confidence=round(_confidence(award), 2),
-        why=why(bid.evidence if bid else {}, bid.rationale if bid else award.rationale, usage),
+        why=why(bid.evidence if bid else None, bid.rationale if bid else award.rationale, usage),
     )
 
 

@@ -11,6 +11,7 @@ from tender.agents.messages import Transcript
 from tender.agents.plan import Run, Stages
 from tender.catalog import Catalog
 from tender.errors import InputToFix
+from tender.ranking.evidence import Evidence
 from tender.safety import echo
 
 from .brief import api_choice, one_line, step_reason, why, winning_bid
@@ -228,7 +229,7 @@ def _brief(bid: Bid, catalog: Catalog | None, decisions: dict[int, str]) -> BidB
         api_id=bid.api_id,
         name=bid.api_name,
         confidence=round(bid.score, 2),
-        why=why(bid.evidence, bid.rationale, usage),
+        why=why(Evidence.model_validate(bid.evidence) if bid.evidence else None, bid.rationale, usage),
         outcome=decisions.get(bid.api_id),
     )
 
@@ -301,7 +302,7 @@ def _calls(transcript: Transcript) -> list[CallExplained]:
                         score=message.score,
                         rationale=message.rationale,
                         category=message.category,
-                        evidence=message.evidence,
+                        evidence=message.evidence.model_dump() if message.evidence else None,
                     )
                 )
             case "refuse":

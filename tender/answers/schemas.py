@@ -31,7 +31,6 @@ def third_party_field():
     return Field(THIRD_PARTY, description="Whose words the names, descriptions and categories of this result are.")
 
 
-
 def _tidy(schema: dict) -> None:
     """An output schema without what says nothing to its reader: pydantic's titles (each name respelt, "Api
     Id"), defaults, and the null branch of an optional field, which a result never carries (answers drop empty
@@ -124,7 +123,9 @@ class Bid(Answer):
     score: float = Field(description="The contractor's confidence that the API fits, in [0, 1].")
     rationale: str
     category: str | None = None
-    evidence: dict[str, float | str] = Field(default_factory=dict, description="The features behind the score.")
+    evidence: Annotated[dict | None, OBJECT] = Field(
+        None, description="What the score rests on (the embedded reasoner's evidence: similarities, ranks, history)."
+    )
 
 
 class Refusal(Answer):

@@ -1,6 +1,7 @@
 """Resources (catalog://categories, catalog://apis/{api_id}, runs://{run_id}) and the compose_service prompt."""
 
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Annotated
@@ -110,12 +111,27 @@ def register(server, shared: SharedApp) -> None:
                 )
             ),
         ] = "",
+        needs: Annotated[
+            str,
+            Field(
+                description=(
+                    "The functions the app needs, one short phrase a line or separated by semicolons (optional: "
+                    "the assistant states them otherwise)."
+                )
+            ),
+        ] = "",
     ) -> str:
         """Guide the assistant through recommending the APIs for an app and explaining the choice."""
         name = protocol.strip() or DEFAULT_PROTOCOL
         if name not in PROTOCOLS:
             raise ValueError(f"protocol {protocol!r} is not one of {', '.join(PROTOCOLS)}")
         extra = f', required_categories ["{category.strip()}"]' if category.strip() else ""
+        stated = [n.strip() for n in re.split(r"[;\n]", needs) if n.strip()]
+        extra += (
+            ", needs " + json.dumps(stated)
+            if stated
+            else ", and needs: the functions the app needs, one short phrase each, as you understand them"
+        )
         return COMPOSE_SERVICE.format(requirement=requirement.strip(), protocol=name, extra=extra)
 
     @server.completion()

@@ -26,6 +26,7 @@ from tender.catalog import ApiNotFound, Catalog, TenderError
 from tender.safety import redact
 
 from .context import AppContext
+from .sampling import needs_from_client
 from tender.answers.brief import lean, recommendation
 from tender.answers.budget import fitting
 from tender.answers.explain import explain
@@ -57,6 +58,19 @@ STORES_A_RUN = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
 )
 Backend = Literal["offline", "llm"]
+ManagerBackend = Literal["offline", "llm", "client"]
+Needs = Annotated[
+    list[str] | None,
+    Field(
+        max_length=12,
+        description=(
+            "The functions the service needs, one short phrase each, in the order they run, e.g. ['find nearby "
+            "restaurants', 'show them on a map', 'get their reviews'] (at most 12). Pass them whenever you can: you "
+            "understand the request better than Tender's own reading of it. Each becomes one step of the plan; "
+            "omit to let Tender decompose the requirement."
+        ),
+    ),
+]
 if TYPE_CHECKING:
     ProtocolName = str
 else:
@@ -160,6 +174,7 @@ def result_of(model) -> CallToolResult:
 async def recommend_apis(
     ctx: Context,
     requirement: Requirement,
+    needs: Needs = None,
     protocol: Annotated[
         ProtocolName,
         Field(
@@ -192,11 +207,12 @@ async def recommend_apis(
     excluded_categories: Annotated[list[str], Field(description="Categories none of whose APIs may be used.")] = [],
     excluded_apis: Annotated[list[int | str], Field(description="APIs (ids or exact names) never to use.")] = [],
     manager_backend: Annotated[
-        Backend,
+        ManagerBackend,
         Field(
             description=(
-                "The manager's reasoner: 'offline' (embedded, the default) or 'llm' (the OpenAI-compatible endpoint "
-                "the server is configured with)."
+                "The manager's reasoner: 'offline' (embedded, the default), 'llm' (the OpenAI-compatible endpoint "
+                "the server is configured with), or 'client': your own model states the needs through MCP sampling "
+                "(where you offer it; otherwise Tender decomposes, saying so)."
             )
         ),
     ] = "offline",
@@ -238,6 +254,7 @@ async def recommend_apis(
             requirement,
             protocol=protocol,
             organisation=organisation,
+            needs=needs,
             constraints={
                 "max_apis": max_apis,
                 "required_categories": required_categories,
@@ -245,9 +262,14 @@ async def recommend_apis(
                 "excluded_apis": excluded_apis,
             },
         )
+        request, said = await _needs_by_client(ctx, app, request, manager_backend)
+        if manager_backend == "client":
+            manager_backend = "offline"  # the client's model states the needs; the other steps are Tender's own
         tender = app.tender(manager_backend, contractor_backend)
 
         def work(context: RunContext) -> Run:
+            if said:
+                context.note(said)
             run = tender.recommend(request, context)
             if rebuilt := app.rebuilt():
                 run.plan.notes.append(rebuilt)
@@ -261,6 +283,20 @@ async def recommend_apis(
             deadline_s if deadline_s is not None else app.settings.deadline_s,
         )
     return result_of(recommendation(run, app.catalog, detail))
+
+
+async def _needs_by_client(ctx: Context, app: AppContext, request: Request, backend: str) -> tuple[Request, str]:
+    """With manager_backend='client' and no needs given, the needs the client's model states through MCP sampling
+    (sampling.py); the request unchanged and a note where it cannot or may not."""
+    if backend != "client" or request.needs:
+        return request, ""
+    if not app.settings.sampling:
+        return request, (
+            "This server does not ask clients' models (TENDER_SAMPLING=off); Tender's embedded reader decomposed the "
+            "requirement."
+        )
+    needs, said = await needs_from_client(ctx.session, request.requirement, ctx.request_id)
+    return (request.model_copy(update={"needs": needs}) if needs else request), said
 
 
 def explain_bids(
@@ -327,6 +363,7 @@ def _contractor_names(catalog: Catalog | None, run: Run) -> dict[str, str]:
 async def compare_protocols(
     ctx: Context,
     requirement: Requirement,
+    needs: Needs = None,
     organisation: Annotated[
         Organisation, Field(description="'api' (one agent per API or tool, default), 'category' or 'provider'.")
     ] = "api",
@@ -342,7 +379,9 @@ async def compare_protocols(
     with fixable():
         app.require_catalog()
         requests = [
-            Request.create(requirement, protocol=p, organisation=organisation, constraints={"max_apis": max_apis})
+            Request.create(
+                requirement, protocol=p, organisation=organisation, needs=needs, constraints={"max_apis": max_apis}
+            )
             for p in PROTOCOLS
         ]
         tender = app.tender()
