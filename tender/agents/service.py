@@ -191,7 +191,7 @@ class Tender:
         contract_net = protocols.PROTOCOLS[request.protocol].contract_net
         stages = Stages(
             category=self.catalog.apis_in_categories(negotiation.mapped_categories) if contract_net else [],
-            bidding=protocols.bids_in_turn(outcome),
+            bidding=protocols.bids_best_first(outcome),
             final=list(outcome.final),
         )
         return Plan(
