@@ -442,8 +442,9 @@ def llm_options(command):
     return command
 
 
-def make_tender(settings: Settings, catalog, backends: dict):
-    """A Tender on `catalog` with the reasoners the flags ask for (offline unless told otherwise)."""
+def make_tender(settings: Settings, catalog, backends: dict, scorer=None):
+    """A Tender on `catalog` with the reasoners the flags ask for (offline unless told otherwise), ranking with
+    `scorer` where given, else with TENDER_RANKING_MODEL's model or the shipped one."""
     from tender.agents.service import Tender
 
     manager_backend, contractor_backend = (
@@ -453,7 +454,7 @@ def make_tender(settings: Settings, catalog, backends: dict):
     from tender.agents.reasoners.factory import build_reasoners, llm_settings
     from tender.agents.service import ranking_model
 
-    scorer = ranking_model(settings.ranking_model_path, catalog.embedder)
+    scorer = scorer or ranking_model(settings.ranking_model_path, catalog.embedder)
     if manager_backend == contractor_backend == "offline":
         manager, contractors = build_reasoners()
         return Tender(catalog, manager=manager, contractors=contractors, scorer=scorer)
@@ -970,8 +971,8 @@ def evaluate_command(
     given = {"external": db_path or settings.catalog_path} if mashups_path else {}
     catalogues = Catalogues(settings, paths, progress=not quiet, given=given)
 
-    def tender_for(catalog):
-        return make_tender(settings, catalog, backends)
+    def tender_for(catalog, scorer=None):
+        return make_tender(settings, catalog, backends, scorer)
 
     if everything:
         from tender.evaluation.report import write_results
@@ -1002,7 +1003,10 @@ def evaluate_command(
     records = []
     for variant in variants:
         methods = methods_for(data, variant, method_names or None)
+        fold_model = ds.R2API_MODELS / f"{part}.json" if data.name == "r2api" else None
         job = Job(data, part, variant, methods, sample=sample, seed=seed)
+        if fold_model is not None and fold_model.is_file():
+            job.scorer = fold_model
         records += run_job(job, catalogues, tender_for, top_n=top_n, progress=not quiet)
     out = out or Path("out/eval") / f"{data.name}-{part}"
     write_records(records, out / "records.jsonl")

@@ -7,7 +7,8 @@ import logging
 from mcp import Client
 
 from tender.catalog import HashingEmbedder, build_catalog
-from tender.server.app import INSTRUCTIONS, build_server
+from tender.server.app import build_server
+from tender.server.instructions import instructions
 from tender.settings import Settings
 from tests.conftest import write_jsonl
 from tests.fixture_data import api_rows, mashup_rows
@@ -37,5 +38,5 @@ async def test_a_server_keeps_its_catalogue_after_a_rebuild_and_says_so(tmp_path
     assert [r.message for r in caplog.records].count(note) == 1  # logged once
 
 
-def test_the_assistant_is_told_that_a_run_id_is_the_key_to_its_run():
-    assert "whoever holds it can read the run" in INSTRUCTIONS
+def test_the_assistant_is_told_that_a_run_id_is_the_key_to_its_run(catalog_path):
+    assert "whoever holds it can read the run" in instructions(catalog_path)

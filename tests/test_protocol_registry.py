@@ -59,7 +59,7 @@ async def test_the_tools_and_the_prompt_list_the_registered_protocols(settings):
         protocol = tools["recommend_apis"].input_schema["properties"]["protocol"]
         assert protocol["enum"] == list(PROTOCOLS)
         assert all(repr(name) in protocol["description"] for name in PROTOCOLS)
-        assert PROTOCOLS[DEFAULT_PROTOCOL].summary in protocol["description"]
+        assert DEFAULT_PROTOCOL in protocol["description"]
         assert ", ".join(PROTOCOLS) in tools["compare_protocols"].description
         assert "{protocols}" not in tools["compare_protocols"].description
         prompt = next(p for p in (await client.list_prompts()).prompts if p.name == "compose_service")

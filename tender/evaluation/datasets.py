@@ -28,6 +28,9 @@ HERE = Path(__file__).resolve().parent
 SPLITS = HERE / "splits"
 SUITES = HERE / "suites"
 NEEDS = SUITES / "needs"
+# One ranking model per R2API fold, fitted with the fold's mashups out of everything (tender train ranker
+# --r2api-folds): a fold's figures come from the model that never saw it.
+R2API_MODELS = HERE / "r2api_models"
 
 
 class UnknownDataset(TenderError):

@@ -18,6 +18,7 @@ from tender.agents.context import RunContext
 from tender.agents.protocols import PROTOCOLS
 from tender.agents.request import InvalidRequest, Request
 from tender.catalog import Catalog
+from tender.ranking.scorer import Scorer
 
 from .baselines import BASELINES, HISTORY_ONLY, NEEDS_ONLY
 from .catalogues import Catalogues
@@ -43,6 +44,7 @@ class Job:
     sample: int | None = None
     seed: int = 0
     cuts: dict[str, int] = field(default_factory=dict)  # baseline -> k
+    scorer: Path | None = None  # a ranking model for this part alone (an R2API fold's, fitted without it)
 
     @property
     def key(self) -> str:
@@ -146,7 +148,7 @@ def record(job: Job, method: str, query: Query, answer: Answer, needs: tuple[str
 def run_job(
     job: Job,
     catalogues: Catalogues,
-    make_tender: Callable[[Catalog], object],
+    make_tender: Callable[..., object],
     top_n: int | None = None,
     progress: bool = True,
 ) -> list[dict]:
@@ -157,7 +159,9 @@ def run_job(
     try:
         check_leave_out(catalog, hidden if job.variant.history else [])
         queries = draw(data.queries(catalogues.paths, job.part, catalog, job.variant), job.sample, job.seed)
-        tender = make_tender(catalog) if any(m in PROTOCOLS for m in job.methods) else None
+        tender = None
+        if any(m in PROTOCOLS for m in job.methods):
+            tender = make_tender(catalog, Scorer.load(job.scorer)) if job.scorer else make_tender(catalog)
         if tender is not None:
             tender.warm_up()  # type: ignore[attr-defined]
         out = []

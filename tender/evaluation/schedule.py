@@ -15,7 +15,7 @@ from tender.catalog import Catalog
 
 from .baselines import BASELINES, NEEDS_ONLY
 from .catalogues import Catalogues
-from .datasets import DATASETS, FOLDS, Variant
+from .datasets import DATASETS, FOLDS, R2API_MODELS, Variant
 from .runner import Job, fit_cuts, methods_for, run_job, summarise, write_records
 
 MAIN = "manager-led"
@@ -84,7 +84,11 @@ def run_all(
         cuts = _cuts(plan, catalogues, make_tender, baselines, cuts_all, progress)
         methods = [*plan.protocols, *baselines]
         for part in plan.parts:
-            job = Job(data, part, plan.variant, methods, sample=plan.sample, cuts=cuts)
+            scorer = R2API_MODELS / f"{part}.json" if plan.dataset == "r2api" else None
+            if scorer is not None and not scorer.is_file():
+                say(f"No model of its own for R2API {part} ({scorer}): the shipped one, which saw its mashups, ranks it.")
+                scorer = None
+            job = Job(data, part, plan.variant, methods, sample=plan.sample, cuts=cuts, scorer=scorer)
             began = time.perf_counter()
             records = run_job(job, catalogues, make_tender, progress=progress)
             say(f"{job.key}: {len(records)} runs in {time.perf_counter() - began:.0f} s")

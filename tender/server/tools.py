@@ -64,10 +64,8 @@ Needs = Annotated[
     Field(
         max_length=12,
         description=(
-            "The functions the service needs, one short phrase each, in the order they run, e.g. ['find nearby "
-            "restaurants', 'show them on a map', 'get their reviews'] (at most 12). Pass them whenever you can: you "
-            "understand the request better than Tender's own reading of it. Each becomes one step of the plan; "
-            "omit to let Tender decompose the requirement."
+            "The functions needed, a short phrase each, in order, e.g. ['find nearby restaurants', 'show them on a "
+            "map']; at most 12. Pass them when you can: each becomes one step of the plan."
         ),
     ),
 ]
@@ -178,18 +176,17 @@ async def recommend_apis(
     protocol: Annotated[
         ProtocolName,
         Field(
-            # Every registered protocol by name, the default's summary alone: all the summaries cost 400 bytes of a
-            # tools/list an assistant reads before every conversation, and compare_protocols shows the difference.
-            description=f"How the agents negotiate: {', '.join(repr(p) for p in PROTOCOLS)}. '{DEFAULT_PROTOCOL}': "
-            f"{PROTOCOLS[DEFAULT_PROTOCOL].summary}. compare_protocols runs them all."
+            # Every registered protocol by name, no summaries: they cost 400 bytes of a tools/list an assistant reads
+            # before every conversation, and compare_protocols shows the difference.
+            description=f"How the agents negotiate: {', '.join(repr(p) for p in PROTOCOLS)} ('{DEFAULT_PROTOCOL}' "
+            "by default). compare_protocols runs them all."
         ),
     ] = DEFAULT_PROTOCOL,
     organisation: Annotated[
         Organisation,
         Field(
             description=(
-                "Who the contractors are: 'api' (one per API or tool, the default), 'category' (one per category) "
-                "or 'provider' (one per MCP server or API)."
+                "The contractors: one per 'api' (or tool; default), per 'category' or per 'provider' (MCP server, API)."
             )
         ),
     ] = "api",
@@ -210,9 +207,8 @@ async def recommend_apis(
         ManagerBackend,
         Field(
             description=(
-                "The manager's reasoner: 'offline' (embedded, the default), 'llm' (the OpenAI-compatible endpoint "
-                "the server is configured with), or 'client': your own model states the needs through MCP sampling "
-                "(where you offer it; otherwise Tender decomposes, saying so)."
+                "The manager's reasoner: 'offline' (embedded, default), 'llm' (the server's OpenAI-compatible "
+                "endpoint), or 'client': your model states the needs through MCP sampling, where you offer it."
             )
         ),
     ] = "offline",
@@ -225,8 +221,7 @@ async def recommend_apis(
             gt=0,
             le=3600,
             description=(
-                "With an 'llm' backend: seconds for all LLM steps, after which the rest run offline (default: the "
-                "server's TENDER_DEADLINE, else none)."
+                "With 'llm': seconds for all LLM steps; the rest then run offline (default: TENDER_DEADLINE)."
             ),
         ),
     ] = None,
@@ -234,8 +229,8 @@ async def recommend_apis(
         Detail,
         Field(
             description=(
-                "'summary' (default): per function, the awarded APIs in a line each. 'full' adds the stage sets, the "
-                "cost and the bid model's rationales; explain_bids tells the messages."
+                "'summary' (default): per function, its APIs a line each. 'full' adds the stage sets, the cost and "
+                "the rationales."
             )
         ),
     ] = "summary",
@@ -243,10 +238,10 @@ async def recommend_apis(
     """Recommend the APIs or tools a composite service needs, from the catalogue this server serves (its
     instructions say which), by a contract-net negotiation among agents.
 
-    Pass the requirement in plain words. The result lists the functions the requirement was split into,
-    each with the API(s) awarded to it: name, what it does, link, status (active or deprecated),
-    confidence in [0, 1] and why it won; then the final API set by name, best first. Keep the `run_id`:
-    explain_bids(run_id) tells the bidding behind the plan."""
+    Pass the requirement in plain words, and the needs when you can state them. The result lists each
+    function with the API(s) awarded: what it does, link, status, the probability it serves the function
+    and why; a function nothing serves is unserved, with its best candidates. Keep the `run_id`:
+    explain_bids(run_id) tells the bidding."""
     app = app_of(ctx)
     with fixable():
         app.require_catalog()
@@ -326,12 +321,10 @@ def explain_bids(
 ) -> Annotated[CallToolResult, Explanation]:
     """Explain how a recommendation was reached: the contract-net negotiation behind a plan.
 
-    By default a summary per function: whom the call for proposals reached and why, the winning bids
-    and the best losing one with their reasons, any backtracking, and `diagram`, a Mermaid sequence
-    diagram of the winners (other contractors in one lane). Drill down with `function` and
-    detail='full' (in pages); every message of the run is in the resource at `transcript_uri`. Runs are stored, so
-    this works after a server restart and from another client: a run_id is the key to its run, and whoever holds it
-    can read the requirement and the plan."""
+    By default a summary per function: whom the call reached and why, the winning and best losing bids
+    with their reasons, any backtracking, and `diagram`, a Mermaid sequence diagram. Drill down with
+    `function` and detail='full' (in pages); every message is at `transcript_uri`. Runs are stored: a
+    run_id is the key to its run, from any client, after restarts; whoever holds it can read the run."""
     app = app_of(ctx)
     with fixable():
         try:
@@ -363,7 +356,7 @@ def _contractor_names(catalog: Catalog | None, run: Run) -> dict[str, str]:
 async def compare_protocols(
     ctx: Context,
     requirement: Requirement,
-    needs: Needs = None,
+    needs: Annotated[list[str] | None, Field(max_length=12, description="As recommend_apis' needs.")] = None,
     organisation: Annotated[
         Organisation, Field(description="'api' (one agent per API or tool, default), 'category' or 'provider'.")
     ] = "api",
@@ -371,10 +364,9 @@ async def compare_protocols(
         int | None, Field(ge=1, le=50, description="At most this many APIs per plan (1 to 50); omit for no limit.")
     ] = None,
 ) -> Comparison:
-    """Run the same requirement under every protocol ({protocols}) and set the results side by side:
-    each protocol's APIs, latency, messages, contractors contacted and LLM cost, with a run_id per protocol
-    for explain_bids. Use it to see how much the choice of protocol matters for a requirement; for a single
-    recommendation use recommend_apis."""
+    """Run the same requirement under every protocol ({protocols}) side by side: each one's APIs,
+    latency, messages, contractors contacted and LLM cost, with a run_id each for explain_bids. For a
+    single recommendation use recommend_apis."""
     app = app_of(ctx)
     with fixable():
         app.require_catalog()

@@ -16,7 +16,7 @@ import json
 import random
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,10 +127,19 @@ def train_mashups(paths: Paths) -> list[dict]:
 
 
 def programmableweb_train(
-    paths: Paths, catalogues: Catalogues, sample: int, seed: int, progress: bool, history: bool
+    paths: Paths,
+    catalogues: Catalogues,
+    sample: int,
+    seed: int,
+    progress: bool,
+    history: bool,
+    outside: Iterable[int] = (),
+    functions: bool = True,
 ) -> Examples:
-    held = set(split("programmableweb")["dev"]) | set(split("programmableweb")["test"])
-    train = train_mashups(paths)
+    """Train-part mashups (none of `outside`), as written and masked, with the usage history of the other train
+    mashups (five folds: a mashup never sees itself; `outside` is never in it) or with none."""
+    held = set(split("programmableweb")["dev"]) | set(split("programmableweb")["test"]) | set(outside)
+    train = [m for m in train_mashups(paths) if m["id"] not in held]
     rng = random.Random(seed)
     chosen = rng.sample(train, min(sample, len(train)))
     source = "programmableweb train, history of the other folds" if history else "programmableweb train, no history"
@@ -153,7 +162,7 @@ def programmableweb_train(
                 requests,
                 progress,
                 offset=len(out.query) and max(out.query) + 1,
-                functions=True,
+                functions=functions,
             )
             out.x += part.x
             out.y += part.y
@@ -161,6 +170,42 @@ def programmableweb_train(
         finally:
             catalog.close()
     return out
+
+
+def r2api_models(args, paths: Paths, catalogues: Catalogues, metatool: Examples, base: Scorer) -> None:
+    """One model per R2API fold, its ProgrammableWeb examples drawn and computed with the fold's mashups out of
+    everything (their text, their labels, the usage history), so that nothing fitted saw a fold's test mashups.
+    The calibration and the selection's cost are the shipped model's (fitted on dev parts): they leave the order
+    of a fold's candidates, and so its ranking metrics, as they are."""
+    from tender.evaluation.datasets import FOLDS as PARTS
+    from tender.evaluation.datasets import fold_ids
+
+    args.r2api_folds.mkdir(parents=True, exist_ok=True)
+    for part in PARTS:
+        fold = set(fold_ids(paths, part))
+        sources = [
+            metatool,
+            programmableweb_train(paths, catalogues, args.mashups, args.seed, not args.quiet, True, fold, False),
+            programmableweb_train(paths, catalogues, args.mashups, args.seed + 1, not args.quiet, False, fold, False),
+        ]
+        weights, bias = fit(sources, args.l2)
+        model = base.model_copy(
+            update={
+                "weights": tuple(round(float(w), 6) for w in weights),
+                "bias": round(bias, 6),
+                "fitted_on": {
+                    "model": {
+                        "sources": [_described(s) for s in sources],
+                        "parts": f"MetaTool single-tool split 'train'; ProgrammableWeb train-part mashups outside R2API "
+                        f"{part}, whose mashups were hidden from the usage history too",
+                    },
+                    "calibration": base.fitted_on.get("calibration", {}),
+                    "objective": base.fitted_on.get("objective", {}),
+                },
+            }
+        )
+        (args.r2api_folds / f"{part}.json").write_text(model.model_dump_json(indent=1) + "\n")
+        print(f"Wrote {args.r2api_folds / part}.json", file=sys.stderr)
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray, l2: float = 1.0, steps: int = 50) -> np.ndarray:
@@ -266,6 +311,11 @@ def main(argv: list[str] | None = None) -> int:
     catalogues = Catalogues(settings, paths, progress=not args.quiet)
     started = time.perf_counter()
     progress = not args.quiet
+    if args.r2api_folds:
+        cached = load_examples(args.examples) if args.examples and args.examples.is_file() else None
+        metatool = cached[0] if cached else metatool_train(paths, catalogues, args.metatool, args.seed, progress)
+        r2api_models(args, paths, catalogues, metatool, Scorer.load(args.out))
+        return 0
     if args.examples and args.examples.is_file():
         sources = load_examples(args.examples)
     else:
