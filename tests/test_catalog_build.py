@@ -42,7 +42,7 @@ def test_build_creates_every_table_with_the_source_counts(catalog_path):
     assert counts["categories"] == len(categories)
     assert counts["api_categories"] == sum(len(cs) for _, _, cs, _ in APIS)
     assert counts["mashup_apis"] == sum(len(ids) for *_, ids in MASHUPS)
-    assert counts["embeddings"] == len(APIS) + len(categories) + len(MASHUPS)
+    assert counts["embeddings"] == 2 * len(APIS) + len(categories) + len(MASHUPS)  # an item's text and its name
 
 
 def test_schema_has_foreign_keys_indexes_and_full_text_search(catalog_path):

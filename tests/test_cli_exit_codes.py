@@ -32,9 +32,9 @@ INPUT_TO_FIX = {
     "runs delete": [["0123abc"]],
     "runs prune": [["--older-than", "soon"]],
     "explain": [["0123abc"], ["RUN", "--function", "f9"], ["RUN", "--db", "MISSING"]],
-    "eval": [["--db", "MISSING", "--sample", "1", "--protocol", "manager-led", "--quiet"]],
+    "eval": [["--dataset", "nope"], ["--compare", "MISSING", "MISSING"]],
     "train encoder": [["--epochs", "0"]],
-    "train bids": [["--db-is-not-an-option"]],
+    "train ranker": [["--metatool", "many"]],
     "serve": [["--transport", "http", "--host", "0.0.0.0"], ["--port", "0"]],
     "doctor": [["--db"]],
 }

@@ -127,7 +127,7 @@ def test_a_contractor_prompt_holds_only_its_own_apis_knowledge(catalog):
     assert not [name for name in strangers if name in text]  # nothing of other APIs, not even their names
     descriptions = [description for i, _, _, description in APIS if i != 3]
     assert not [d for d in descriptions if d in text]  # no other API's card
-    assert yelp.vector is not None and "vector" not in text  # embeddings never enter a prompt
+    assert "vector" not in text and "evidence" not in text  # what the embedded reasoner weighs never enters a prompt
 
 
 def test_what_the_server_receives_for_a_bid_is_that_contractors_prompt(catalog):

@@ -60,9 +60,9 @@ async def test_compose_service_prompt(settings):
         prompts = (await client.list_prompts()).prompts
         result = await client.get_prompt("compose_service", {"requirement": "  A map of bike shops  "})
     assert [(p.name, [a.name for a in p.arguments]) for p in prompts] == [
-        ("compose_service", ["requirement", "protocol", "category"])
+        ("compose_service", ["requirement", "protocol", "category", "needs"])
     ]
-    assert [a.required for a in prompts[0].arguments] == [True, False, False]
+    assert [a.required for a in prompts[0].arguments] == [True, False, False, False]
     assert all(len(a.description) > 30 for a in prompts[0].arguments)
     [message] = result.messages
     assert message.role == "user"
@@ -79,6 +79,16 @@ async def test_compose_service_prompt_passes_on_protocol_and_category(settings):
         )
     text = result.messages[0].content.text
     assert 'protocol "collaborative", required_categories ["Mapping"]' in text
+
+
+async def test_compose_service_prompt_passes_on_the_needs_or_asks_the_assistant_for_them(settings):
+    async with Client(build_server(settings)) as client:
+        given = await client.get_prompt(
+            "compose_service", {"requirement": "bike shops", "needs": "find bike shops; show them on a map"}
+        )
+        asked = await client.get_prompt("compose_service", {"requirement": "bike shops"})
+    assert 'needs ["find bike shops", "show them on a map"]' in given.messages[0].content.text
+    assert "needs: the functions the app needs" in asked.messages[0].content.text
 
 
 async def test_prompt_arguments_and_api_ids_complete(settings):

@@ -15,7 +15,9 @@ from tender.answers.runs import RunStore
 from tests.server_support import REQUIREMENT, error_text, ok, server_env, settings  # noqa: F401 (fixtures)
 
 TOOLS = {"recommend_apis", "explain_bids", "compare_protocols", "search_apis", "get_api", "list_categories"}
-FOUR_FUNCTIONS = "Weather forecasts on a map. Send an SMS alert when a storm comes. Show restaurant reviews. Share photos with friends."
+FOUR_FUNCTIONS = (
+    "Weather forecasts on a map. Send an SMS storm alert. Show restaurant reviews. Share photos with friends."
+)
 
 
 def size(result) -> int:
@@ -76,7 +78,7 @@ async def test_numbers_and_choices_are_bounded_in_the_input_schemas(settings):
     assert bounds(tools["list_categories"]["limit"]) == {"minimum": 1, "maximum": 1000}
     for tool in ("recommend_apis", "explain_bids"):
         assert bounds(tools[tool]["detail"]) == {"enum": ["summary", "full"]}
-    assert bounds(tools["recommend_apis"]["manager_backend"]) == {"enum": ["offline", "llm"]}
+    assert bounds(tools["recommend_apis"]["manager_backend"]) == {"enum": ["offline", "llm", "client"]}
 
 
 # -- recommend_apis -------------------------------------------------------------------------------
@@ -273,7 +275,9 @@ async def test_explain_bids_in_full_tells_the_exchange_call_by_call(settings):
         scores = [bid["score"] for bid in call["proposals"]]
         assert scores and scores == sorted(scores, reverse=True)
         assert all(bid["rationale"] for bid in call["proposals"])
-        answered = {bid["contractor"] for bid in call["proposals"]} | {r["contractor"] for r in call["refusals"]}
+        answered = {bid["contractor"] for bid in call["proposals"]} | {
+            r["contractor"] for r in call.get("refusals", [])
+        }
         assert answered == {c["contractor"] for c in call["contacted"]}
         decisions = [d for c in explanation["calls"] for d in c["decisions"]]
         assert {d["api_id"] for d in decisions if d["outcome"] == "accepted"} == set(plan["stages"]["final"])

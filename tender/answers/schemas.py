@@ -107,9 +107,7 @@ class ApiDetails(Answer):
     description: str = Field(
         description=f"What the API does, in its source's words; cut at {MAX_DESCRIPTION_CHARS:,} characters."
     )
-    description_chars: int | None = Field(
-        None, description="The whole description's length, where it was cut."
-    )
+    description_chars: int | None = Field(None, description="The whole description's length, where it was cut.")
     usage_count: int = Field(description="Mashups in the catalogue that used this API.")
     co_used: list[CoUsedApi] = Field(description="APIs most used with this one.")
     recent_mashups: list[MashupBrief] = Field(description="A few of the latest mashups that used it.")
@@ -210,9 +208,7 @@ class Recommendation(Answer):
         description="Full only: messages, contractors, LLM calls and tokens.",
     )
     latency_ms: float | None = None
-    constraints: Annotated[Constraints | None, OBJECT] = Field(
-        None, description="Full only: the constraints applied."
-    )
+    constraints: Annotated[Constraints | None, OBJECT] = Field(None, description="Full only: the constraints applied.")
     backends: dict[str, str] | None = Field(None, description="Full only: the reasoner of each role.")
     plan: Annotated[list[RecommendedApi] | None, OBJECTS] = Field(
         None,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tender.agents.text import mask_names
 from tender.catalog import Catalog, Mashup, read_jsonl
-from tender.errors import DataMissing, TenderError
+from tender.errors import DataMissing, InputToFix
 
 from .gold import GoldFunction, Query
 
@@ -33,7 +33,7 @@ NEEDS = SUITES / "needs"
 R2API_MODELS = HERE / "r2api_models"
 
 
-class UnknownDataset(TenderError):
+class UnknownDataset(InputToFix):
     pass
 
 

@@ -86,7 +86,9 @@ def run_all(
         for part in plan.parts:
             scorer = R2API_MODELS / f"{part}.json" if plan.dataset == "r2api" else None
             if scorer is not None and not scorer.is_file():
-                say(f"No model of its own for R2API {part} ({scorer}): the shipped one, which saw its mashups, ranks it.")
+                say(
+                    f"No model of its own for R2API {part} ({scorer}): the shipped one, which saw its mashups, ranks it."
+                )
                 scorer = None
             job = Job(data, part, plan.variant, methods, sample=plan.sample, cuts=cuts, scorer=scorer)
             began = time.perf_counter()

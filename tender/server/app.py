@@ -219,7 +219,7 @@ def serve_stdio(settings: Settings) -> None:
         print(WAITING, file=sys.stderr, flush=True)
 
     def stop(signum, frame):
-        print("Interrupted; Tender stopped.", file=sys.stderr, flush=True)
+        print("Interrupted.", file=sys.stderr, flush=True)
         os._exit(130)
 
     signal.signal(signal.SIGINT, stop)

@@ -458,13 +458,13 @@ def search_apis(
 def get_api(
     ctx: Context,
     api: Annotated[int | str, Field(description="The API's id (e.g. 370) or its exact name (e.g. 'Google Maps').")],
-) -> ApiDetails:
+) -> Annotated[CallToolResult, ApiDetails]:
     """One API's card: categories, description, URL, how many mashups used it, the APIs most often used
     together with it, and a few mashups that used it. The description is its source's text, cut at 8,000
     characters (description_chars then gives its whole length)."""
     app = app_of(ctx)
     with fixable():
-        return api_details(app.require_catalog(), api)
+        return result_of(api_details(app.require_catalog(), api))
 
 
 def api_details(catalog: Catalog, api_ref: int | str) -> ApiDetails:
