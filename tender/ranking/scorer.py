@@ -14,12 +14,19 @@ MODEL_FILE = Path(__file__).with_name("model.json")
 
 
 class Objective(BaseModel):
-    """The selection objective's two numbers, fitted on dev parts (training/ranker.py)."""
+    """The selection objective's numbers, fitted on dev parts (training/objective.py): what an item costs a plan
+    against the expected coverage it adds, in a catalogue with usage history and in one without (their
+    probabilities are calibrated apart, and what a plan gains by one more item differs), and what a second item
+    of the same provider for the same function costs."""
 
     model_config = ConfigDict(frozen=True)
 
-    cost: float = Field(0.3, description="What an item costs a plan, against the expected coverage it adds.")
+    cost: float = Field(0.3, description="What an item costs, in a catalogue with usage history.")
+    cost_cold: float | None = Field(None, description="... in one without; None: the same.")
     redundancy: float = Field(0.1, description="What a second item of the same provider for the same function costs.")
+
+    def cost_for(self, history: bool) -> float:
+        return self.cost if history or self.cost_cold is None else self.cost_cold
 
 
 class Scorer(BaseModel):

@@ -41,6 +41,7 @@ class Bids:
     options: list[Option]
     providers: dict[int, str]
     deprecated: set[int]
+    history: bool = True  # bid in a catalogue with usage history
 
 
 def collect(scorer: Scorer, catalogues: Catalogues, sample: int, seed: int, progress: bool) -> dict[str, list[Bids]]:
@@ -69,6 +70,7 @@ def collect(scorer: Scorer, catalogues: Catalogues, sample: int, seed: int, prog
                         options=[Option(p.api_id, p.function_id or "", p.score) for p in proposals],
                         providers={p.api_id: catalog.get_api(p.api_id).provider_name for p in proposals},
                         deprecated={p.api_id for p in proposals if catalog.get_api(p.api_id).status == "deprecated"},
+                        history=data.has_history and variant.history,
                     )
                 )
             out[f"{name} | {variant_name}"] = rows
@@ -83,7 +85,7 @@ def quality(rows: list[Bids], objective: Objective) -> float:
         chosen = choose(
             b.options,
             b.functions,
-            cost=objective.cost,
+            cost=objective.cost_for(b.history),
             redundancy=objective.redundancy,
             provider=lambda item: b.providers.get(item, str(item)),  # noqa: B023 - used before the loop moves on
             deprecated=b.deprecated.__contains__,
@@ -93,6 +95,15 @@ def quality(rows: list[Bids], objective: Objective) -> float:
 
 
 def fit_objective(scorer: Scorer, catalogues: Catalogues, sample: int, seed: int, progress: bool) -> Objective:
+    """The grid's best: the costs with and without history apart (each regime's groups decide its own), then the
+    redundancy cost with them."""
     groups = collect(scorer, catalogues, sample, seed, progress)
-    grid = [Objective(cost=c, redundancy=r) for c in COSTS for r in REDUNDANCIES]
-    return max(grid, key=lambda o: (mean(quality(rows, o) for rows in groups.values()), -o.redundancy, -o.cost))
+
+    def score(o: Objective, history: bool | None = None) -> float:
+        chosen = [rows for rows in groups.values() if history is None or (rows and rows[0].history == history)]
+        return mean(quality(rows, o) for rows in chosen)
+
+    warm = max(COSTS, key=lambda c: (score(Objective(cost=c, redundancy=0.0), True), -c))
+    cold = max(COSTS, key=lambda c: (score(Objective(cost=warm, cost_cold=c, redundancy=0.0), False), -c))
+    grid = [Objective(cost=warm, cost_cold=cold, redundancy=r) for r in REDUNDANCIES]
+    return max(grid, key=lambda o: (score(o), -o.redundancy))

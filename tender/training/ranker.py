@@ -301,6 +301,11 @@ def main(argv: list[str] | None = None) -> int:
         "--dev", type=int, default=300, help="queries drawn from each dev part for calibration and the objective"
     )
     parser.add_argument(
+        "--r2api-folds",
+        type=Path,
+        help="write one model per R2API fold into this folder instead (their calibration and cost are --out's)",
+    )
+    parser.add_argument(
         "--examples", type=Path, help="keep the training examples in this .npz (made once, then reused)"
     )
     parser.add_argument("--keep-objective", action="store_true", help="keep the objective of the model at --out")

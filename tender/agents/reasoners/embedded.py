@@ -76,7 +76,8 @@ class EmbeddedReasoner(Reasoner):
         of the requirement it serves best), where it is a candidate and scores at least the bar: the reserve, else
         PROPOSE_AT, or, asked to select too, the selection's cost (it proposes what it would select)."""
         steps = set(task.cfp.steps)
-        bar = task.selection.cost if "select" in steps else PROPOSE_AT
+        history = any(c.evidence.catalogue_history for s in task.shortlists for c in s.candidates[:1])
+        bar = task.selection.cost_for(history) if "select" in steps else PROPOSE_AT
         if task.cfp.reserve is not None:
             bar = task.cfp.reserve
         drafts = []
@@ -111,12 +112,15 @@ class EmbeddedReasoner(Reasoner):
     def select(self, task: SelectTask) -> Selection:
         """The set of highest expected coverage of the functions, less what its items cost (ranking.selection)."""
         deprecated = {p.api_id for p in task.proposals if p.evidence is not None and p.evidence.deprecated}
+        cost = task.selection.cost_for(
+            any(p.evidence is not None and p.evidence.catalogue_history for p in task.proposals)
+        )
         options = [Option(item=p.api_id, function=p.function_id or "", score=p.score) for p in task.proposals]
         functions = [f.id for f in task.functions] or list(dict.fromkeys(o.function for o in options))
         choice = choose(
             options,
             functions,
-            cost=task.selection.cost,
+            cost=cost,
             redundancy=task.selection.redundancy,
             provider=lambda item: task.providers.get(item, str(item)),
             deprecated=lambda item: item in deprecated,
@@ -132,6 +136,6 @@ class EmbeddedReasoner(Reasoner):
             coverage=choice.coverage,
             rationale=(
                 f"the set of highest expected coverage ({covered:.2f} of {len(functions)} function(s)) less "
-                f"{task.selection.cost:.2f} an item"
+                f"{cost:.2f} an item"
             ),
         )
