@@ -27,10 +27,10 @@ class ScriptedReasoner(Reasoner):
     def __init__(
         self,
         embedder=None,
-        bids: dict[str, float] | None = None,
+        bids=None,
         answers: dict[type[Task], BaseModel | Callable[[Task], BaseModel]] | None = None,
     ):
-        self.bids = dict(bids or {})
+        self.bids = bids if callable(bids) else dict(bids or {})
         self.answers = dict(answers or {})
         self.fallback = EmbeddedReasoner()
         self.asked: list[Task] = []
@@ -46,15 +46,17 @@ class ScriptedReasoner(Reasoner):
         return self.fallback.run(task, context)
 
     def bid(self, task: BidTask) -> BidDecision:
-        drafts = [
-            BidDraft(
-                api_id=api.api_id,
-                score=self.bids[api.name],
-                rationale=f"scripted: {api.name}",
-                function=task.cfp.function,
-            )
+        """Each API with a score bids it; `bids` may also be a function of (API name, announced function) giving
+        a score or None."""
+        function = task.cfp.function or ""
+        scores = {
+            api.api_id: self.bids(api.name, function) if callable(self.bids) else self.bids.get(api.name)
             for api in task.knowledge.apis
-            if api.name in self.bids
+        }
+        drafts = [
+            BidDraft(api_id=api.api_id, score=score, rationale=f"scripted: {api.name}", function=task.cfp.function)
+            for api in task.knowledge.apis
+            if (score := scores[api.api_id]) is not None
         ]
         return BidDecision(proposals=drafts) if drafts else BidDecision(refusal="scripted to refuse")
 

@@ -84,7 +84,14 @@ def test_plan_is_well_formed(tender, protocol):
     assert all(a.steps for a in plan.apis)
 
 
-def test_manager_led_finds_the_map_and_the_reviews(tender, reasoner):
+def test_manager_led_finds_the_map_and_the_reviews(catalog_path, embedder):
+    def bids(api: str, function: str) -> float | None:  # the map serves the map, the review sites the reviews
+        if "review" in function:
+            return {"Yelp": 0.8, "Zomato": 0.6, "Google Maps": 0.1}.get(api)
+        return {"Google Maps": 0.9, "Bing Maps": 0.3, "Yelp": 0.2}.get(api)
+
+    reasoner = ScriptedReasoner(bids=bids)
+    tender = Tender(Catalog(catalog_path, embedder=embedder), manager=reasoner, contractors=reasoner)
     result = run(tender, "Show restaurants on a map, and read restaurant reviews and ratings.")
     plan = result.plan
     assert len(plan.steps) == 2

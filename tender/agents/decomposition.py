@@ -55,7 +55,7 @@ def content_words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in _FUNCTION_WORDS and len(w) > 1]
 
 
-_POINTING = frozenset("it them this these those me him her us".split())
+_POINTING = frozenset("it its them their this these those me him her his us".split())
 
 
 def dangling(piece: str) -> bool:

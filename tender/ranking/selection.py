@@ -50,13 +50,14 @@ def choose(
         row = scores.setdefault(o.item, {})
         row[o.function] = max(row.get(o.function, 0.0), effective)
     missing = {f: 1.0 for f in functions}  # 1 - coverage
+    order = {f: i for i, f in enumerate(functions)}  # a tie goes to the earlier function
     choice = Choice()
     taken: set[tuple[str, str]] = set()  # (provider, function) already given an item
     while scores and (max_items is None or len(choice.items) < max_items):
         best, best_gain, best_function = None, 0.0, ""
         for item, row in scores.items():
             adds = {f: missing.get(f, 0.0) * p for f, p in row.items()}
-            function = max(adds, key=lambda f: (adds[f], f))
+            function = max(adds, key=lambda f: (adds[f], -order.get(f, len(order))))
             gain = sum(adds.values()) - cost - (redundancy if (provider(item), function) in taken else 0.0)
             if gain > best_gain or (gain == best_gain and best is not None and gain > 0 and item < best):
                 best, best_gain, best_function = item, gain, function
