@@ -246,7 +246,7 @@ class ScriptedFallback(Reasoner):
         }
         self.asked: list = []
 
-    def run(self, task, context):
+    def answer(self, task, context):
         context.check()
         self.asked.append(task)
         return self.outputs[type(task)]

@@ -35,7 +35,7 @@ class ScriptedReasoner(Reasoner):
         self.fallback = EmbeddedReasoner()
         self.asked: list[Task] = []
 
-    def run(self, task: Task, context: RunContext) -> BaseModel:
+    def answer(self, task: Task, context: RunContext) -> BaseModel:
         context.check()
         self.asked.append(task)
         if type(task) in self.answers:

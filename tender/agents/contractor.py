@@ -45,7 +45,7 @@ class Contractor:
                 evidence=d.evidence,
                 function_id=cfp.function_id,
                 function=d.function,  # the function a contractor chose for itself (contractor-led)
-                category=d.category or (own[d.api_id].categories or [None])[0],
+                category=d.category or next(iter(own[d.api_id].categories), None),
             )
             for d in decision.proposals
             if d.api_id in own  # a contractor can only offer what it holds

@@ -8,7 +8,7 @@ draws every contractor and message."""
 import re
 from collections.abc import Mapping
 
-from .messages import MANAGER, Transcript
+from .messages import MANAGER, Backtrack, Transcript
 
 MAX_LABEL = 90
 
@@ -40,7 +40,7 @@ def sequence_diagram(transcript: Transcript, *, names: Mapping[str, str] | None 
     body: list[str] = []
     arrows = 0
     omitted = 0
-    backtracks = {(b.function_id, b.round): b for b in transcript.backtracking}
+    backtracks: dict[tuple[str | None, int], Backtrack] = {(b.function_id, b.round): b for b in transcript.backtracking}
     for message in transcript.messages:
         if message.kind == "cfp":
             receivers = contacted.get(message.task_id) or ([message.receiver] if message.receiver != "*" else [])
@@ -67,12 +67,12 @@ def sequence_diagram(transcript: Transcript, *, names: Mapping[str, str] | None 
             omitted += 1
             continue
         sender = alias(message.sender) if message.sender != "*" else None
-        receiver = alias(message.receiver) if message.receiver != "*" else None
+        target = alias(message.receiver) if message.receiver != "*" else None
         label = _label(message, apis)
-        if sender is None or receiver is None:
-            body.append(f"    Note over {sender or receiver or 'manager'}: {_text(label)}")
+        if sender is None or target is None:
+            body.append(f"    Note over {sender or target or 'manager'}: {_text(label)}")
         else:
-            body.append(f"    {sender}{ARROWS[message.kind]}{receiver}: {_text(label)}")
+            body.append(f"    {sender}{ARROWS[message.kind]}{target}: {_text(label)}")
         arrows += 1
     if omitted:
         body.append(f"    Note over manager: {omitted} more messages not drawn")

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from tender.ranking.evidence import Evidence
 
 MANAGER = "manager"
+Step = Literal["decompose", "map", "match", "select"]
 
 
 class Message(BaseModel):
@@ -44,8 +45,9 @@ class CallForProposals(Message):
     reserve: float | None = Field(
         None, ge=0.0, le=1.0, description="The lowest score the manager will consider; None lets contractors judge."
     )
-    steps: list[Literal["decompose", "map", "match", "select"]] = Field(
-        default_factory=lambda: ["match"], description="The reasoning steps the contractor is asked to perform."
+    steps: list[Step] = Field(
+        default_factory=lambda: list[Step](["match"]),
+        description="The reasoning steps the contractor is asked to perform.",
     )
 
 

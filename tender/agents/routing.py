@@ -3,6 +3,8 @@ N, within the announced categories and outside the exclusions), those holding an
 A contractor holding a group of items (a category, a provider) is ranked by its best candidate. `broadcast`
 reaches every eligible contractor."""
 
+from collections.abc import Collection
+
 from tender.catalog import Catalog
 from tender.ranking.retrieval import Shortlist
 
@@ -24,10 +26,10 @@ class Router:
         return [category_contractor_id(c) for c in api.categories]
 
     def _eligible(
-        self, item: int, cfp: CallForProposals, excluded_apis: set[int], excluded_categories: set[str]
+        self, item: int, cfp: CallForProposals, excluded_apis: Collection[int], excluded_categories: Collection[str]
     ) -> bool:
         api = self.catalog.get_api(item)
-        if item in excluded_apis or excluded_categories.intersection(api.categories):
+        if item in excluded_apis or set(excluded_categories).intersection(api.categories):
             return False
         # Inside the announced categories, where there are some; an item of no category cannot be ruled out by one.
         return not cfp.categories or not api.categories or bool(set(cfp.categories) & set(api.categories))
@@ -38,8 +40,8 @@ class Router:
         shortlists: tuple[Shortlist, ...],
         top_n: int,
         strategy: str = "embedding",
-        excluded_apis: set[int] = frozenset(),
-        excluded_categories: set[str] = frozenset(),
+        excluded_apis: Collection[int] = frozenset(),
+        excluded_categories: Collection[str] = frozenset(),
     ) -> tuple[Routing, list[str]]:
         best: dict[str, float] = {}
         named: set[str] = set()
@@ -78,7 +80,9 @@ class Router:
         ]
         return Routing(task_id=cfp.task_id, strategy=strategy, eligible=eligible, contacted=contacted), chosen
 
-    def _everyone(self, cfp: CallForProposals, excluded_apis: set[int], excluded_categories: set[str]) -> list[str]:
+    def _everyone(
+        self, cfp: CallForProposals, excluded_apis: Collection[int], excluded_categories: Collection[str]
+    ) -> list[str]:
         holders: dict[str, None] = {}
         for item in self.catalog.api_ids():
             if self._eligible(item, cfp, excluded_apis, excluded_categories):

@@ -3,12 +3,14 @@
 The two reasoners are made by factory.build_reasoners, which knows the backends' names."""
 
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel
 
 from ..context import RunContext
 from ..tasks import Task
+
+Out = TypeVar("Out", bound=BaseModel)
 
 
 class Reasoner(ABC):
@@ -16,9 +18,13 @@ class Reasoner(ABC):
     uses_llm: ClassVar[bool] = False
 
     @abstractmethod
-    def run(self, task: Task, context: RunContext) -> BaseModel:
+    def answer(self, task: Task[Any], context: RunContext) -> BaseModel:
         """Answer the task with an instance of `type(task).output`."""
 
-    def run_batch(self, tasks: list[Task], context: RunContext) -> list[BaseModel]:
+    def run(self, task: Task[Out], context: RunContext) -> Out:
+        """The task's answer, typed as the task says (a DecomposeTask gives a Decomposition)."""
+        return self.answer(task, context)  # type: ignore[return-value]  # answer() keeps to type(task).output
+
+    def run_batch(self, tasks: list[Task[Out]], context: RunContext) -> list[Out]:
         """Answer several tasks of one step; a reasoner that can answer them together (in one LLM call) does."""
         return [self.run(task, context) for task in tasks]

@@ -4,6 +4,8 @@ It reads a requirement's needs and context from its text (agents/decomposition.p
 categories of its best candidates, bids each of a contractor's items at the ranking's score for the announced
 function, and selects by the ranking's objective (tender.ranking.selection)."""
 
+from pydantic import BaseModel
+
 from tender.ranking.retrieval import Candidate, Shortlist
 from tender.ranking.selection import Option, choose
 
@@ -34,15 +36,17 @@ MAX_BIDS_PER_CONTRACTOR = 3
 class EmbeddedReasoner(Reasoner):
     name = "offline"
 
-    def run(self, task: Task, context: RunContext):
+    def answer(self, task: Task, context: RunContext) -> BaseModel:
         context.check()
-        handler = {
-            DecomposeTask: self.decompose,
-            MapCategoriesTask: self.map_categories,
-            BidTask: self.bid,
-            SelectTask: self.select,
-        }[type(task)]
-        return handler(task)
+        if isinstance(task, DecomposeTask):
+            return self.decompose(task)
+        if isinstance(task, MapCategoriesTask):
+            return self.map_categories(task)
+        if isinstance(task, BidTask):
+            return self.bid(task)
+        if isinstance(task, SelectTask):
+            return self.select(task)
+        raise TypeError(f"no embedded answer to a {type(task).__name__}")
 
     # 1 ------------------------------------------------------------------------------------------
     def decompose(self, task: DecomposeTask) -> Decomposition:

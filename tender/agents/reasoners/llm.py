@@ -21,7 +21,6 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
 from functools import singledispatch
 
 import httpx2 as httpx  # the HTTP client openai is built on
@@ -29,8 +28,17 @@ import openai
 from pydantic import BaseModel, ValidationError
 
 from ..context import RunContext
-from ..tasks import BidTask, CategoryMapping, DecomposeTask, MapAllTask, MapCategoriesTask, SelectTask, Task
-from .base import Reasoner
+from ..tasks import (
+    BidTask,
+    CategoryMapping,
+    DecomposeTask,
+    MapAllTask,
+    MapCategoriesTask,
+    MappingBatch,
+    SelectTask,
+    Task,
+)
+from .base import Out, Reasoner
 from ...safety import redact
 from .cache import Completion, ResponseCache
 from .prompts import answer_schema, render_messages, repair_message
@@ -175,11 +183,11 @@ class LLMReasoner(Reasoner):
         self._pause_reason = ""
 
     # -- the seam ---------------------------------------------------------------------------------
-    def run(self, task: Task, context: RunContext) -> BaseModel:
+    def answer(self, task: Task, context: RunContext) -> BaseModel:
         output = self._try(task, context)
         return output if output is not None else self._fall_back(task, context)
 
-    def run_batch(self, tasks: list[Task], context: RunContext) -> list[BaseModel]:
+    def run_batch(self, tasks: list[Task[Out]], context: RunContext) -> list[Out]:
         """Category mapping for every function of a request in one call; on failure the fallback maps each (one
         step fallen back). Other tasks are answered one by one."""
         ids = [t.function.id for t in tasks if isinstance(t, MapCategoriesTask)]
@@ -190,8 +198,9 @@ class LLMReasoner(Reasoner):
             with _COUNTING:
                 context.cost.fallbacks += 1
             return [self.fallback.run(t, context) for t in tasks]
+        assert isinstance(output, MappingBatch)
         chosen = {m.function_id: m.categories for m in output.mappings}
-        return [CategoryMapping(categories=chosen[i]) for i in ids]
+        return [CategoryMapping(categories=chosen[i]) for i in ids]  # type: ignore[misc]  # the tasks map categories
 
     def _try(self, task: Task, context: RunContext) -> BaseModel | None:
         """The LLM's valid answer, or None (with a note saying why) when the fallback must answer."""
@@ -301,7 +310,7 @@ class LLMReasoner(Reasoner):
     # -- one completion: cache, response format, HTTP -----------------------------------------------
     def _complete(
         self, messages: list[dict], task: Task, where: str, context: RunContext, repair: bool = False
-    ) -> tuple[Completion, Callable]:
+    ) -> tuple[Completion, "_Keep"]:
         """The model's reply to `messages`, from the cache or the endpoint, and `keep()`, which caches it: to
         be called once the reply is found valid, so that an invalid one is never replayed. An invalid reply
         found in the cache (kept by an older Tender) is dropped from it. Its tokens are counted."""
@@ -314,8 +323,9 @@ class LLMReasoner(Reasoner):
         )
         json_mode = self._request(messages, {"type": "json_object", "schema": schema})
         candidates = {None: [json_schema, json_mode], True: [json_schema], False: [json_mode]}[self._takes_json_schema]
-        for request in candidates if self.cache is not None else []:
-            if (hit := self.cache.get(request)) is not None:
+        cache = self.cache
+        for request in candidates if cache is not None else []:
+            if cache is not None and (hit := cache.get(request)) is not None:
                 context.add_tokens(task.role, hit.prompt_tokens, hit.completion_tokens, step, cached=True)
                 with _COUNTING:
                     context.cost.cache_hits += 1
@@ -359,7 +369,7 @@ class LLMReasoner(Reasoner):
 
     def _request(self, messages: list[dict], response_format: dict) -> dict:
         """Everything that shapes a reply: what is sent, and the cache key."""
-        request = {
+        request: dict[str, object] = {
             "base_url": self.base_url,
             "model": self.model,
             "messages": messages,
@@ -380,8 +390,9 @@ class LLMReasoner(Reasoner):
         # Every attempt's timeout, a little for the client's backoff between attempts, and a second's grace so
         # that an attempt's own timeout (the clearer message) comes first.
         limit = (retries + 1) * self.timeout_s + 2 * retries + 1
-        if context.deadline is not None:
-            limit = min(limit, context.remaining_s())
+        remaining = context.remaining_s()
+        if remaining is not None:
+            limit = min(limit, remaining)
         until = time.monotonic() + limit
 
         def call():
