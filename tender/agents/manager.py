@@ -45,6 +45,14 @@ class Negotiation:
         self._shortlists: dict[tuple[str, str], Shortlist] = {}
         self._tasks = 0
 
+    def candidates(self) -> list[int]:
+        """Every item the ranking shortlisted for this run's functions, once, by its best score."""
+        best: dict[int, float] = {}
+        for shortlist in self._shortlists.values():
+            for c in shortlist.candidates:
+                best[c.item] = max(best.get(c.item, 0.0), c.score)
+        return sorted(best, key=lambda a: (-best[a], a))
+
     def next_task_id(self) -> str:
         self._tasks += 1
         return f"t{self._tasks}"

@@ -62,9 +62,10 @@ class RecommendedApi(BaseModel):
 
 
 class Stages(BaseModel):
-    """Candidate API ids at each stage of the paper: all APIs of the mapped categories, all proposed (best bid
-    first), final."""
+    """Candidate API ids at each stage: the ranking's candidates for the functions (best first), all APIs of the
+    mapped categories, all proposed (best bid first), final."""
 
+    candidates: list[int] = Field(default_factory=list)
     category: list[int] = Field(default_factory=list)
     bidding: list[int] = Field(default_factory=list)
     final: list[int] = Field(default_factory=list)

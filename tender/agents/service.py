@@ -190,6 +190,7 @@ class Tender:
         context.cost.contractors_contacted = len(negotiation.contacted)
         contract_net = protocols.PROTOCOLS[request.protocol].contract_net
         stages = Stages(
+            candidates=negotiation.candidates(),
             category=self.catalog.apis_in_categories(negotiation.mapped_categories) if contract_net else [],
             bidding=protocols.bids_best_first(outcome),
             final=list(outcome.final),

@@ -74,9 +74,7 @@ def explain(
                 backtracking=transcript.backtracking,
                 stages=_capped(plan.stages),
                 cost=plan.cost,
-                stage_sizes=StageSizes(
-                    category=len(plan.stages.category), bidding=len(plan.stages.bidding), final=len(plan.stages.final)
-                ),
+                stage_sizes=StageSizes(**{name: len(ids) for name, ids in plan.stages.model_dump().items()}),
             )
         )
 

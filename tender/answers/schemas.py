@@ -157,7 +157,8 @@ class CallExplained(Answer):
 
 
 class StageSizes(Answer):
-    category: int = Field(description="APIs in the categories the manager mapped the requirement to.")
+    candidates: int = 0
+    category: int = 0
     bidding: int = Field(description="APIs some contractor proposed.")
     final: int = Field(description="APIs in the plan.")
 

@@ -54,6 +54,7 @@ class Answer(BaseModel):
     # Per plan step: its function and the items awarded it.
     steps: list[tuple[str, list[int]]] = Field(default_factory=list)
     scores: dict[int, float] = Field(default_factory=dict)
+    candidates: list[int] = Field(default_factory=list)  # the ranking's candidates (about 50 a function)
     verdict: str = "plan"
     latency_ms: float = 0.0
     error: str | None = None
@@ -121,6 +122,8 @@ def metrics(query: Query, answer: Answer) -> dict[str, float]:
         out[f"p@{k}"] = precision_at(answer.ranked, query, k)
         out[f"ndcg@{k}"] = ndcg_at(answer.ranked, query, k)
     out["map@5"] = average_precision_at(answer.ranked, query, 5)
+    if answer.candidates:  # candidate recall: the share of functions an acceptable item of the candidates serves
+        out["candidates r"] = recall_at(answer.candidates, query, len(answer.candidates))
     out["all_covered"] = float(recall == 1.0)
     out["clearly_wrong"] = float(bool(set(answer.final) & query.irrelevant))
     out["size"] = float(len(answer.final))

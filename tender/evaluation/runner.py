@@ -114,6 +114,7 @@ def protocol_answer(tender, method: str, query: Query, needs: tuple[str, ...] | 
         ranked=ranked,
         steps=[(s.function, [a.api_id for a in s.awarded]) for s in plan.steps],
         scores=scores,
+        candidates=list(plan.stages.candidates),
         verdict=plan.verdict,
         latency_ms=plan.latency_ms,
         notes=plan.notes,
