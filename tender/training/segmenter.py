@@ -66,7 +66,7 @@ def learned_reader(train: list[suite.Case]):
     vocabulary: dict[str, int] = {}
     for case in train:
         pieces = rules._pieces(case.requirement)
-        for i, (separator, piece) in enumerate(pieces):
+        for separator, piece in pieces:
             for token in (
                 f"first:{(rules._WORD.findall(piece.lower()) or [''])[0]}",
                 f"cut:{(rules._WORD.findall(separator.lower()) or [','])[-1]}",
