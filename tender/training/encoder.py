@@ -230,7 +230,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     apis, mashups = read_sources(args.apis, args.mashups)
     pairs = training_pairs(apis, mashups, per_api=args.per_api)
-    print(f"{len(pairs)} pairs from {len(encoder_ids([m.id for m in mashups]))} mashups")
+    print(f"{len(pairs)} pairs from {len({p[0] for p in pairs})} requirements")
     if args.rank:
         rate = args.learning_rate or 1e-3
         written = fine_tune_low_rank(
