@@ -893,7 +893,13 @@ def explain_command(settings: Settings, run_id, function, full, diagram, as_json
     help="Every dataset, variant, protocol and baseline on the test parts; rewrites docs/results.md.",
 )
 @click.option("--quick", is_flag=True, help="With --all: a sample of each part, for day-to-day work; docs untouched.")
-@click.option("--only", "only", multiple=True, help="With --all: only this dataset (repeatable).")
+@click.option(
+    "--only",
+    "only",
+    multiple=True,
+    help="With --all: only this dataset (repeatable); its records replace the earlier run's, and docs/results.md is "
+    "made from them all.",
+)
 @click.option(
     "--compare",
     "compared",
@@ -902,6 +908,12 @@ def explain_command(settings: Settings, run_id, function, full, diagram, as_json
     help="Two record files (A then B): per-query differences with paired bootstrap 95% intervals.",
 )
 @click.option("--pair", help="With --compare: A's method against B's, as METHOD_A:METHOD_B (B may be the same file).")
+@click.option(
+    "--against",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="With --all: an earlier version's --all folder; docs/results.md then sets the default protocol against it, "
+    "query by query.",
+)
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -933,6 +945,7 @@ def evaluate_command(
     only,
     compared,
     pair,
+    against,
     out,
     docs,
     top_n,
@@ -979,6 +992,10 @@ def evaluate_command(
         from tender.evaluation.schedule import run_all
 
         out = out or Path("out/eval") / ("quick" if quick else "all")
+        if not only:  # a whole run starts afresh; a run of some datasets replaces theirs and keeps the rest
+            for stale in (out / "records").glob("*.jsonl"):
+                stale.unlink()
+            (out / "parts.json").unlink(missing_ok=True)
         summary = run_all(
             catalogues,
             tender_for,
@@ -989,9 +1006,15 @@ def evaluate_command(
             say=lambda text: click.echo(text, err=True),
         )
         click.echo(f"Wrote {out}/records/*.jsonl and {out}/summary.json in {summary['stamp']['seconds']} s.", err=True)
-        if not quick and not only:
-            write_results(summary, docs)
-            click.echo(f"Rewrote {docs}.", err=True)
+        if not quick:
+            from tender.evaluation.runner import read_records
+
+            mine = [r for f in sorted((out / "records").glob("*.jsonl")) for r in read_records(f)]
+            earlier = (
+                [r for f in sorted((against / "records").glob("*.jsonl")) for r in read_records(f)] if against else []
+            )
+            write_results(summary, docs, mine, earlier)
+            click.echo(f"Rewrote {docs} from every record under {out}.", err=True)
         return
     data = ds.external(mashups_path) if mashups_path else ds.dataset(dataset_name or "programmableweb")
     if mashups_path:

@@ -1,6 +1,7 @@
 """The evaluation's tables: one for a run (`tender eval`), and docs/results.md for `tender eval --all`, made from the
 summary it wrote and nothing else."""
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from .datasets import DATASETS
@@ -11,7 +12,15 @@ PAPER_F1 = {"manager-led": 0.193, "contractor-led": 0.049, "collaborative": 0.11
 # R2API (IEEE TSE 51(9), 2025), its README's fold 1: P@5, R@5, MAP@5, NDCG@5, R@10, NDCG@10
 R2API_FOLD_1 = (0.202, 0.709, 0.725, 0.682, 0.759, 0.701)
 R2API_COLUMNS = ("p@5", "r@5", "map@5", "ndcg@5", "r@10", "ndcg@10")
-COLUMNS = (("f1", "F1"), ("precision", "P"), ("recall", "R"), ("r@5", "R@5"), ("ndcg@5", "NDCG@5"), ("p@1", "P@1"))
+COLUMNS = (
+    ("f1", "F1"),
+    ("precision", "P"),
+    ("recall", "R"),
+    ("r@5", "R@5"),
+    ("ndcg@5", "NDCG@5"),
+    ("p@1", "P@1"),
+    ("candidates r", "cand. R"),
+)
 
 
 def _fmt(value) -> str:
@@ -115,16 +124,68 @@ def _targets(summary: dict) -> list[str]:
     return lines + [""]
 
 
-def write_results(summary: dict, path: Path) -> None:
+def _decomposition(summary: dict) -> list[str]:
+    d = summary.get("decomposition")
+    if not d:
+        return []
+    return [
+        "### decomposition",
+        "",
+        f"The embedded decomposition on the decomposition suite's test part ({d['cases']} requirements written with "
+        "their gold needs before any answer was seen; the matching rule is in tender/evaluation/decomposition.py):",
+        "",
+        "| need-level P | R | F1 | requirements read exactly | needs dropped silently |",
+        "|---:|---:|---:|---:|---:|",
+        f"| {d['precision']:.3f} | {d['recall']:.3f} | {d['f1']:.3f} | {d['exact']:.3f} | {d['dropped_needs']} |",
+        "",
+        "What decomposition costs a plan is in each suite's table: the function coverage (R) of `decomposed` against "
+        "`gold needs given`.",
+        "",
+    ]
+
+
+def _against(records: list[dict], before: list[dict], label: str) -> list[str]:
+    """The default protocol against an earlier version's, query by query: the paired bootstrap intervals."""
+    from .compare import compare, groups
+
+    lines = [
+        f"## Against {label}",
+        "",
+        "Manager-led, the same test queries answered by this version (B) and by the rule cascade it replaces (A), "
+        "with paired bootstrap 95% intervals of B - A.",
+        "",
+        "| dataset | part | variant | queries | F1 A → B (interval) | R@5 A → B (interval) |",
+        "|---|---|---|---:|---|---|",
+    ]
+    new = groups(records, "manager-led")
+    for key, old in groups(before, "manager-led").items():
+        if key not in new:
+            continue
+        f1, r5, _ = compare(old, new[key])
+        count = len({r["id"] for r in old} & {r["id"] for r in new[key]})
+        lines.append(
+            f"| {key[0]} | {key[1]} | {key[2]} | {count} | {f1.a:.3f} → {f1.b:.3f} [{f1.low:+.3f}, {f1.high:+.3f}] | "
+            f"{r5.a:.3f} → {r5.b:.3f} [{r5.low:+.3f}, {r5.high:+.3f}] |"
+        )
+    return lines + [""]
+
+
+def write_results(summary: dict, path: Path, records: Sequence[dict] = (), before: Sequence[dict] = ()) -> None:
     stamp = summary["stamp"]
+    runs = stamp.get("runs", [stamp])
+    made = (
+        f"in {stamp['seconds'] / 60:.1f} minutes on 2 cores"
+        if len(runs) == 1
+        else f"in {len(runs)} runs of some datasets each ({stamp['seconds'] / 60:.1f} minutes in all on 2 cores)"
+    )
     lines = [
         "# Results",
         "",
-        f"Made by `tender eval --all` (`make eval`) on {stamp['date']} at commit {stamp['commit'] or '?'}, in "
-        f"{stamp['seconds'] / 60:.1f} minutes on 2 cores, with {stamp['encoder']} and no LLM. Every figure is from "
-        "a test part (tender/evaluation/splits): nothing was fitted or chosen on it. Each table puts the flat "
-        "baselines beside the protocols, scored the same way on the same queries; a baseline keeps its first k "
-        "items, k fitted on the dataset's dev part. Metrics: docs/evaluation.md.",
+        f"Made by `tender eval --all` (`make eval`) on {stamp['date']} at commit {stamp['commit'] or '?'}, {made}, "
+        f"with {stamp['encoder']} and no LLM. Every figure is from a test part (tender/evaluation/splits): nothing "
+        "was fitted or chosen on it. Each table puts the flat baselines beside the protocols, scored the same way on "
+        "the same queries; a baseline keeps its first k items, k fitted on the dataset's dev part. Metrics: "
+        "[evaluation.md](evaluation.md); what was chosen and how: [tuning.md](tuning.md).",
         "",
         *_targets(summary),
         "## Datasets",
@@ -135,6 +196,9 @@ def write_results(summary: dict, path: Path) -> None:
             lines += _r2api_section(summary)
         elif any(g["dataset"] == name for g in summary["groups"]):
             lines += _dataset_section(summary, name)
+    lines += _decomposition(summary)
     lines += _reliability(summary)
+    if records and before:
+        lines += _against(list(records), list(before), "the rule cascade (tag pre-ranking: 3fe9934's ranking)")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text("\n".join(lines))

@@ -96,15 +96,53 @@ def run_all(
             say(f"{job.key}: {len(records)} runs in {time.perf_counter() - began:.0f} s")
             write_records(records, out / "records" / f"{_slug(job.key)}.jsonl")
             records_all += records
-    summary = summarise(records_all)
-    summary["cuts"] = cuts_all
-    summary["stamp"] = {
+    if not only or "decomposition" in only:
+        (out / "decomposition.json").write_text(json.dumps(decompose_test(), indent=1))
+    stamp = {
         "date": date.today().isoformat(),
         "commit": commit(),
         "quick": quick,
         "seconds": round(time.perf_counter() - started),
         "encoder": catalogues.settings.embedding_model or "all-MiniLM-L6-v2",
+        "datasets": sorted(only) if only else "all",
     }
+    parts = json.loads((out / "parts.json").read_text()) if only and (out / "parts.json").is_file() else []
+    parts = [p for p in parts if not set(p["stamp"]["datasets"]) & set(only or ())] + [
+        {"stamp": stamp, "cuts": cuts_all}
+    ]
+    (out / "parts.json").write_text(json.dumps(parts, indent=1))
+    return report(out)
+
+
+def decompose_test() -> dict:
+    """The embedded decomposition on the decomposition suite's test part: need-level P, R, F1 and the drops."""
+    from tender.agents.decomposition import read
+
+    from .decomposition import load, score
+
+    return score(load("test"), lambda text: (read(text).needs, read(text).context))
+
+
+def report(out: Path) -> dict:
+    """The summary of every record under out/records, with the runs that made them (out/parts.json): what
+    docs/results.md is made from. A run of some datasets (--only) replaces their records and leaves the rest."""
+    from .runner import read_records
+
+    records = [r for path in sorted((out / "records").glob("*.jsonl")) for r in read_records(path)]
+    parts = json.loads((out / "parts.json").read_text())
+    summary = summarise(records)
+    summary["cuts"] = {k: v for p in parts for k, v in p["cuts"].items()}
+    commits = sorted({p["stamp"]["commit"] for p in parts})
+    summary["stamp"] = {
+        "date": max(p["stamp"]["date"] for p in parts),
+        "commit": ", ".join(commits),
+        "quick": any(p["stamp"]["quick"] for p in parts),
+        "seconds": sum(p["stamp"]["seconds"] for p in parts),
+        "encoder": parts[-1]["stamp"]["encoder"],
+        "runs": [p["stamp"] for p in parts],
+    }
+    if (out / "decomposition.json").is_file():
+        summary["decomposition"] = json.loads((out / "decomposition.json").read_text())
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
 

@@ -18,6 +18,7 @@ class Target:
     above: tuple[str, float] | None = None  # at least (that method's value + margin)
     method: str = "manager-led"
     every_part: bool = False  # each part (fold) on its own, not their mean
+    less: str | None = None  # the value is this variant's minus `variant`'s (a loss, held under at_most)
 
 
 def _value(summary: dict, dataset: str, variant: str, method: str, metric: str, part: str | None = None):
@@ -35,6 +36,21 @@ def _value(summary: dict, dataset: str, variant: str, method: str, metric: str, 
 
 def check(target: Target, summary: dict) -> tuple[str, bool | None]:
     """(what was measured, in words; met or not, None where not measured)."""
+    if target.dataset == "decomposition":
+        found = summary.get("decomposition", {}).get(target.metric)
+        if found is None:
+            return "not measured", None
+        gap = (found - target.at_least) if target.at_least is not None else (target.at_most or 0) - found
+        return f"{found:.3f}" + ("" if gap >= 0 else f"; short by {-gap:.3f}"), gap >= -1e-9
+    if target.less is not None:
+        a = _value(summary, target.dataset, target.less, target.method, target.metric)
+        b = _value(summary, target.dataset, target.variant, target.method, target.metric)
+        if a is None or b is None:
+            return "not measured", None
+        loss = a - b
+        text = f"{loss:+.3f} ({target.less} {a:.3f}, {target.variant} {b:.3f})"
+        met = loss <= (target.at_most or 0) + 1e-9
+        return text + ("" if met else f"; over by {loss - (target.at_most or 0):.3f}"), met
     parts = (
         sorted({g["part"] for g in summary["groups"] if g["dataset"] == target.dataset})
         if target.every_part
@@ -181,4 +197,17 @@ TARGETS: list[Target] = [
     ),
     *_needs("mcp-suite"),
     *_needs("metatool-multi"),
+    Target("decomposition suite: need-level F1 at least 0.85", "decomposition", "", "f1", at_least=0.85),
+    Target("decomposition suite: no need dropped silently", "decomposition", "", "dropped_needs", at_most=0),
+    *(
+        Target(
+            f"{d}: coverage lost to decomposition (gold needs given less decomposed) at most 0.05",
+            d,
+            "decomposed",
+            "recall",
+            at_most=0.05,
+            less="gold needs given",
+        )
+        for d in ("mcp-suite", "openapi-suite", "programmableweb-suite")
+    ),
 ]
