@@ -74,6 +74,8 @@ def _dataset_section(summary: dict, dataset: str) -> list[str]:
 
 
 def _r2api_section(summary: dict) -> list[str]:
+    if not _groups(summary, "r2api"):
+        return []
     lines = [
         "### r2api",
         "",

@@ -56,6 +56,8 @@ def check(target: Target, summary: dict) -> tuple[str, bool | None]:
         if target.every_part
         else [None]
     )
+    if not parts:
+        return "not measured", None
     worst_gap, said = None, []
     for part in parts:
         value = _value(summary, target.dataset, target.variant, target.method, target.metric, part)
