@@ -58,11 +58,17 @@ def content_words(text: str) -> list[str]:
 _POINTING = frozenset("it its them their this these those me him her his us".split())
 
 
+# A value the request hands over, not a word of what it needs: a number, a date, a path or a file name, a token
+# with digits ("rent 1200", "2026-11-02", "/home/me/app/src/utils.js", "track.mp3", "eyJhbGciOi...").
+_VALUE = re.compile(r"\S*\d\S*|\S+[/\\]\S*|\S+\.[A-Za-z0-9]{1,5}\b")
+
+
 def dangling(piece: str) -> bool:
-    """A piece that is a detail of the need before it: at most one content word, and no word pointing at a thing
-    ("on a map", "a photo", "OCR"; not "translates them", which is a need of its own)."""
-    words = _WORD.findall(piece.lower())
-    return len(content_words(piece)) <= 1 and not _POINTING.intersection(words)
+    """A piece that is a detail of the need before it: at most one content word once the values it hands over
+    are set aside, and no word pointing at a thing ("on a map", "a photo", "OCR", "rent 1200", "and utils.js"; not
+    "translates them", which is a need of its own)."""
+    said = _VALUE.sub(" ", piece)
+    return len(content_words(said)) <= 1 and not _POINTING.intersection(_WORD.findall(said.lower()))
 
 
 def is_asking(piece: str) -> bool:
