@@ -92,7 +92,7 @@ def test_a_plan_is_printed_with_a_note_when_the_runs_folder_is_a_file(run, tmp_p
 def test_a_plan_is_printed_with_a_note_when_the_runs_database_is_full(run, tmp_path, monkeypatch):
     from tender.answers import runs as store
 
-    def full(self, run):  # what SQLite answers on a full disk, raised where a save would write
+    def full(self, run, catalog=None):  # what SQLite answers on a full disk, raised where a save would write
         raise store.RunNotStored(self.path, sqlite3.OperationalError("database or disk is full"))
 
     monkeypatch.setattr(store.RunStore, "save", full)

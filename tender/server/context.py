@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from tender.answers.provenance import RunCatalogues
-from tender.answers.runs import NoHistory, RunStore, StoredRun, open_runs
+from tender.answers.runs import Store, StoredRun, open_runs
 from tender.catalog import Catalog, CatalogError, TenderError
 from tender.catalog.database import file_identity
 from tender.settings import Settings
@@ -27,7 +27,7 @@ class AppContext:
     and `missing` then says how to build one."""
 
     settings: Settings
-    runs: RunStore | NoHistory
+    runs: Store
     catalog: Catalog | None = None
     missing: TenderError | None = None
     tenders: dict = field(default_factory=dict)  # (manager backend, contractor backend) -> Tender, built on first use
@@ -46,7 +46,7 @@ class AppContext:
     @classmethod
     def open(cls, settings: Settings) -> "AppContext":
         """Open the catalogue with its embedder, warm the agents up and open the runs database (blocking)."""
-        runs = open_runs(settings.runs_path)  # one that cannot be opened: no history, said once in the log
+        runs = open_runs(settings.runs_location)  # one that cannot be opened: no history, said once in the log
         try:
             catalog = Catalog(settings.catalog_path, embedder=settings.embedder(catalog=settings.catalog_path))
         except CatalogError as error:
