@@ -59,7 +59,7 @@ class Replica:
 
 async def phase(replicas: list[Replica], texts: list[str], clients: int, calls: int, during=None) -> dict:
     """Run the load; `during(progress)` runs beside it (the kill, the publications)."""
-    stats = {"calls": 0, "errors": [], "failed_over": 0, "explained_by_other": 0, "explain_errors": []}
+    stats: dict = {"calls": 0, "errors": [], "failed_over": 0, "explained_by_other": 0, "explain_errors": []}
     received: list[str] = []
     done = [0]
     latencies: list[float] = []
