@@ -57,6 +57,63 @@ class Replica:
         self.log.close()
 
 
+class Reply:
+    def __init__(self, tool: str, arguments: dict):
+        self.tool, self.arguments = tool, arguments
+        self.result: object = ConnectionError("the session ended before answering")
+        self.done = anyio.Event()
+
+
+class Session:
+    """An MCP session with one replica, in a task of its own: a replica killed mid-call ends that task, not the
+    client's, which gets an error and goes on."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self._send, self._requests = anyio.create_memory_object_stream[Reply](100)
+        self.ended = False
+
+    async def serve(self) -> None:
+        current: Reply | None = None
+        try:
+            async with Client(self.url) as client:
+                async for current in self._requests:
+                    try:
+                        current.result = await client.call_tool(current.tool, current.arguments)
+                    except Exception as error:
+                        current.result = error
+                    current.done.set()
+                    current = None
+        except Exception:  # the connection died
+            pass
+        finally:
+            self.ended = True
+            if current is not None:
+                current.done.set()  # its result says the session ended
+            while True:  # a request sent before the session could open
+                try:
+                    self._requests.receive_nowait().done.set()
+                except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+                    break
+            self._requests.close()
+
+    async def call(self, tool: str, arguments: dict):
+        if self.ended:
+            raise ConnectionError(f"the session with {self.url} has ended")
+        reply = Reply(tool, arguments)
+        try:
+            await self._send.send(reply)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            raise ConnectionError(f"the session with {self.url} has ended") from None
+        await reply.done.wait()
+        if isinstance(reply.result, Exception):
+            raise reply.result
+        return reply.result
+
+    def close(self) -> None:
+        self._send.close()
+
+
 async def phase(replicas: list[Replica], texts: list[str], clients: int, calls: int, during=None) -> dict:
     """Run the load; `during(progress)` runs beside it (the kill, the publications)."""
     stats: dict = {"calls": 0, "errors": [], "failed_over": 0, "explained_by_other": 0, "explain_errors": []}
@@ -64,11 +121,27 @@ async def phase(replicas: list[Replica], texts: list[str], clients: int, calls: 
     done = [0]
     latencies: list[float] = []
 
-    async def call(url: str, tool: str, arguments: dict):
-        async with Client(url) as client:  # a session a call, as a stateless HTTP client through a proxy
-            return await client.call_tool(tool, arguments)
-
     async def one_client(index: int) -> None:
+        async with anyio.create_task_group() as sessions_group:
+            sessions: dict[str, Session] = {}
+
+            async def call(replica: Replica, tool: str, arguments: dict):
+                """On the client's session with that replica (a proxy keeps a session on one replica), opened on
+                first use, and again after a failure."""
+                if replica.name not in sessions:
+                    sessions[replica.name] = Session(replica.url)
+                    sessions_group.start_soon(sessions[replica.name].serve)
+                try:
+                    return await sessions[replica.name].call(tool, arguments)
+                except Exception:
+                    sessions.pop(replica.name).close()
+                    raise
+
+            await calls_of(index, call)
+            for session in sessions.values():
+                session.close()
+
+    async def calls_of(index: int, call) -> None:
         n = len(replicas)
         for j in range(calls):
             order = [replicas[(index + j + k) % n] for k in range(n)]
@@ -77,7 +150,7 @@ async def phase(replicas: list[Replica], texts: list[str], clients: int, calls: 
             result = None
             for attempt, replica in enumerate(order):
                 try:
-                    result = await call(replica.url, "recommend_apis", {"requirement": text})
+                    result = await call(replica, "recommend_apis", {"requirement": text})
                     break
                 except Exception as error:  # cannot reach it: a proxy sends the call to the other replica
                     if replica.alive or attempt == n - 1:
@@ -97,7 +170,7 @@ async def phase(replicas: list[Replica], texts: list[str], clients: int, calls: 
             if other is None:
                 continue
             try:
-                told = await call(other.url, "explain_bids", {"run_id": run_id})
+                told = await call(other, "explain_bids", {"run_id": run_id})
                 if told.is_error:
                     stats["explain_errors"].append(told.content[0].text[:300])
                 else:
