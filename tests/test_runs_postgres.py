@@ -14,7 +14,7 @@ from tender.cli import main
 from tender.server.app import build_server
 from tender.settings import BadSetting, Settings
 from tests.postgres import NoCluster, start, stop
-from tests.server_support import REQUIREMENT, ok
+from tests.server_support import REQUIREMENT, ok, server_env  # noqa: F401 (fixture)
 from tests.test_server_runs import make_run
 
 
@@ -117,3 +117,15 @@ def test_doctor_checks_a_postgresql_store_without_showing_its_password(catalog_p
     runs = next(check for check in diagnosis.checks if check.name == "runs")
     assert runs.ok and runs.found.endswith(": 0 runs")
     assert diagnosis.settings["TENDER_RUNS"].startswith("postgresql://***@")
+
+
+async def test_two_http_replicas_explain_each_others_runs(server_env, postgres_url, tmp_path):
+    """Two `tender serve --transport http` processes over one PostgreSQL store and one catalogue file."""
+    from tests.server_support import http_server
+
+    env = server_env | {"TENDER_RUNS": postgres_url}
+    with http_server(env, tmp_path / "a.log") as a, http_server(env, tmp_path / "b.log") as b:
+        async with Client(a.url) as first, Client(b.url) as second:
+            plan = ok(await first.call_tool("recommend_apis", {"requirement": REQUIREMENT}))
+            told = ok(await second.call_tool("explain_bids", {"run_id": plan["run_id"]}))
+    assert told["run_id"] == plan["run_id"] and told["functions"]
