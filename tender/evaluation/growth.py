@@ -209,6 +209,44 @@ def bench(args) -> None:
     )
 
 
+def recall(args) -> None:
+    """The approximate index's recall against exact search at the ranking's depth, per kind, on real queries (mashup
+    descriptions, embedded by the real encoder); its build time and size, and each search's time."""
+    from tender.catalog import Catalog
+    from tender.catalog.ann import Similarities, build_key, index_path
+    from tender.ranking.retrieval import DEPTH
+
+    from .split import sample_ids
+
+    catalog = Catalog(args.db, embedder=Settings.from_env().embedder(catalog=args.db))
+    ids = sample_ids([m.id for m in catalog.mashups()], args.queries, args.seed)
+    queries = catalog.embed([catalog.get_mashup(i).description for i in ids])
+    result: dict = {"db": str(args.db), "items": len(catalog.api_ids()), "queries": len(ids), "depth": DEPTH}
+    for kind in ("api", "name"):
+        started = time.perf_counter()
+        search = catalog.dense_search(kind)
+        result[f"{kind}_index_s"] = round(time.perf_counter() - started, 1)
+        path = index_path(catalog.path, build_key(catalog.meta), kind)
+        result[f"{kind}_index_mib"] = round(path.stat().st_size / 2**20, 1) if path.is_file() else None
+        matrix, everyone = catalog.vectors(kind).matrix, np.ones(len(catalog.api_ids()), dtype=bool)
+        found, exact_ms, ann_ms = [], [], []
+        for query in queries:
+            t0 = time.perf_counter()
+            exact = set(np.argpartition(-(matrix @ query), DEPTH)[:DEPTH].tolist())
+            exact_ms.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            similarities = search.similarities(query)
+            nearest = search.nearest(similarities, everyone, DEPTH)
+            ann_ms.append((time.perf_counter() - t0) * 1000)
+            assert isinstance(similarities, Similarities), "a catalogue under 50,000 items is searched exactly"
+            found.append(len(exact.intersection(nearest)) / DEPTH)
+        result[f"{kind}_recall_at_{DEPTH}"] = round(float(np.mean(found)), 4)
+        result[f"{kind}_exact_ms_p50"] = round(float(np.median(exact_ms)), 1)
+        result[f"{kind}_index_ms_p50"] = round(float(np.median(ann_ms)), 2)
+    result["peak_rss_mib"] = round(peak_mib())
+    print(json.dumps(result))
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     steps = parser.add_subparsers(dest="step", required=True)
@@ -229,8 +267,12 @@ def main(argv=None) -> None:
     timed.add_argument("--db", required=True)
     timed.add_argument("--requests", type=int, default=100)
     timed.add_argument("--seed", type=int, default=7)
+    measured = steps.add_parser("recall", help="The index's recall against exact search, and their times.")
+    measured.add_argument("--db", required=True)
+    measured.add_argument("--queries", type=int, default=200)
+    measured.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
-    {"make": make, "rate": encoder_rate, "bench": bench}[args.step](args)
+    {"make": make, "rate": encoder_rate, "bench": bench, "recall": recall}[args.step](args)
 
 
 if __name__ == "__main__":
