@@ -665,7 +665,7 @@ def recommend(
 
     # The run log, as the server keeps one (`tender explain` reads it). A plan that cannot be kept is printed
     # all the same, with a note: its LLM calls may have been paid for.
-    not_kept = keep_at(settings.runs_path, run, catalog)
+    not_kept = keep_at(settings.runs_location, run, catalog)
     if not_kept:
         click.secho(f"Warning: {not_kept}", fg="yellow", err=True)
     if as_json:
@@ -699,9 +699,9 @@ def runs_list(settings: Settings, limit, as_json):
         tender runs list --limit 5 --json
     """
     from tender.answers.provenance import state_of
-    from tender.answers.runs import CatalogRef, RunStore
+    from tender.answers.runs import CatalogRef, open_store
 
-    store = RunStore(settings.runs_path)
+    store = open_store(settings.runs_location)
     try:
         rows = store.recent(limit)
     finally:
@@ -717,7 +717,7 @@ def runs_list(settings: Settings, limit, as_json):
         click.echo(json.dumps(rows, indent=2))
         return
     if not rows:
-        click.echo(f'No runs yet in {settings.runs_path}. Make one with `tender recommend "..."`.')
+        click.echo(f'No runs yet in {settings.runs_shown}. Make one with `tender recommend "..."`.')
     for row in rows:
         text = " ".join(row["requirement"].split())
         text = text if len(text) <= 60 else text[:59] + "…"
@@ -744,19 +744,19 @@ def runs_delete(settings: Settings, run_ids):
     Example:
         tender runs delete 5154ebb901684f9896196976d257d94c
     """
-    from tender.answers.runs import RunStore, UnknownRun
+    from tender.answers.runs import UnknownRun, open_store
 
-    store = RunStore(settings.runs_path)
+    store = open_store(settings.runs_location)
     try:
         removed = store.delete(list(run_ids))
     except UnknownRun as error:
         raise click.BadParameter(
-            f"no run {error.run_id!r} in {settings.runs_path}; nothing was removed. `tender runs list` shows the ids.",
+            f"no run {error.run_id!r} in {settings.runs_shown}; nothing was removed. `tender runs list` shows the ids.",
             param_hint="RUN_ID",
         ) from None
     finally:
         store.close()
-    click.echo(f"Removed {removed} run{'s' if removed != 1 else ''} from {settings.runs_path}.")
+    click.echo(f"Removed {removed} run{'s' if removed != 1 else ''} from {settings.runs_shown}.")
 
 
 class Age(click.ParamType):
@@ -793,15 +793,15 @@ def runs_prune(settings: Settings, older_than, dry_run):
         tender runs prune --older-than 30d
         tender runs prune --older-than 2w --dry-run
     """
-    from tender.answers.runs import RunStore
+    from tender.answers.runs import open_store
 
-    store = RunStore(settings.runs_path)
+    store = open_store(settings.runs_location)
     try:
         count = store.prune(older_than, dry_run=dry_run)
     finally:
         store.close()
     verb = "Would remove" if dry_run else "Removed"
-    click.echo(f"{verb} {count} run{'s' if count != 1 else ''} older than {older_than} from {settings.runs_path}.")
+    click.echo(f"{verb} {count} run{'s' if count != 1 else ''} older than {older_than} from {settings.runs_shown}.")
 
 
 @main.command("explain")
@@ -834,14 +834,14 @@ def explain_command(settings: Settings, run_id, function, full, diagram, as_json
     """
     from tender.answers.explain import explain, explanation_text
     from tender.answers.provenance import UNRECORDED, RunCatalogues
-    from tender.answers.runs import RunStore, UnknownRun
+    from tender.answers.runs import UnknownRun, open_store
 
-    store = RunStore(settings.runs_path)
+    store = open_store(settings.runs_location)
     try:
         entry = store.entry(run_id)
     except UnknownRun:
         raise click.BadParameter(
-            f"no run {echo(run_id)} in {settings.runs_path}. `tender runs list` shows the latest ids.",
+            f"no run {echo(run_id)} in {settings.runs_shown}. `tender runs list` shows the latest ids.",
             param_hint="RUN_ID",
         ) from None
     finally:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import DataMissing, TenderError
-from .safety import echo
+from .safety import echo, redact
 
 # A clone keeps the ProgrammableWeb data in ../shared/data beside it; an installed package has none.
 _CLONE_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "programmableweb"
@@ -39,6 +39,8 @@ class Settings:
     home: Path = Path(".")
     catalog_path: Path = Path("catalog.db")
     runs_path: Path = Path("runs.db")
+    # TENDER_RUNS=postgresql://...: the runs store several replicas share, instead of the file at runs_path.
+    runs_url: str | None = field(default=None, repr=False)  # it may hold a password
     embedding_model: str | None = None
     embedding_runtime: str = "auto"  # "onnx", "torch" or "auto" (ONNX where installed)
     data_dir: Path = _CLONE_DATA
@@ -60,6 +62,16 @@ class Settings:
         if not path.exists():
             raise DataMissing(self.data_dir, name, instead, from_env=self.data_from_env)
         return path
+
+    @property
+    def runs_location(self) -> Path | str:
+        """Where runs are kept: the PostgreSQL URL, else the file (answers/runs.py `open_store` reads either)."""
+        return self.runs_url or self.runs_path
+
+    @property
+    def runs_shown(self) -> str:
+        """Where runs are kept, as messages say it: the URL without its password."""
+        return redact(self.runs_url) if self.runs_url else str(self.runs_path)
 
     @property
     def models_dir(self) -> Path:
@@ -87,10 +99,12 @@ class Settings:
         env = os.environ if env is None else env
         home = default_home(env)
         catalog = Path(env["TENDER_CATALOG"]).expanduser() if env.get("TENDER_CATALOG") else home / "catalog.db"
+        runs, runs_url = _runs(env.get("TENDER_RUNS") or "")
         return cls(
             home=home,
             catalog_path=catalog,
-            runs_path=Path(env["TENDER_RUNS"]).expanduser() if env.get("TENDER_RUNS") else catalog.with_name("runs.db"),
+            runs_path=runs or catalog.with_name("runs.db"),
+            runs_url=runs_url,
             embedding_model=env.get("TENDER_EMBEDDING_MODEL") or None,
             embedding_runtime=env.get("TENDER_EMBEDDING_RUNTIME") or "auto",
             data_dir=default_data_dir(env),
@@ -135,6 +149,25 @@ def _number(env, name: str, kind: type, default, minimum: float, maximum: float)
             f"{name}={echo(text)} is not valid; set it to {unit} from {minimum:g} to {maximum:g}, or unset it."
         )
     return value
+
+
+RUNS_URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def _runs(text: str) -> tuple[Path | None, str | None]:
+    """TENDER_RUNS: a file, or a PostgreSQL URL (another kind of URL is refused, saying which are read)."""
+    text = text.strip()
+    if not text:
+        return None, None
+    if text.startswith(RUNS_URL_SCHEMES):
+        return None, text
+    scheme = text.split("://", 1)[0] if "://" in text else ""
+    if scheme and scheme.replace("+", "").isalnum():
+        raise BadSetting(
+            f"TENDER_RUNS={echo(redact(text))} is a {scheme}:// URL; runs are kept in a file (a path) or in "
+            "PostgreSQL (postgresql://user:password@host:5432/database)."
+        )
+    return Path(text).expanduser(), None
 
 
 def _switch(env, name: str, default: bool) -> bool:

@@ -40,3 +40,54 @@ def catalog(catalog_path, embedder):
     cat = Catalog(catalog_path, embedder=embedder)
     yield cat
     cat.close()
+
+
+# -- the runs store on PostgreSQL ---------------------------------------------------------------------------
+# The runs-store tests run against SQLite and PostgreSQL alike (`runs_location`). The server is
+# TENDER_TEST_POSTGRES where set (.ci/run starts one), else a cluster this session starts (tests/postgres.py);
+# where neither can be had, the PostgreSQL cases skip and say why.
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """The URL of a PostgreSQL server the tests may create databases on."""
+    try:
+        import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
+    except ImportError:
+        pytest.skip("psycopg 3 is not installed: pip install 'tender-mcp[postgres]'")
+    if os.environ.get("TENDER_TEST_POSTGRES"):
+        yield os.environ["TENDER_TEST_POSTGRES"]
+        return
+    from tests.postgres import NoCluster, start, stop
+
+    try:
+        cluster = start()
+    except NoCluster as error:
+        pytest.skip(f"PostgreSQL could not start: {error}")
+    yield cluster.url
+    stop(cluster.folder)
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """A new, empty database on that server for one test, dropped after it."""
+    import uuid
+    from urllib.parse import urlsplit
+
+    import psycopg
+
+    name = f"tender_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_server, autocommit=True) as admin:
+        admin.execute(f'create database "{name}"')
+    yield urlsplit(postgres_server)._replace(path=f"/{name}").geturl()
+    with psycopg.connect(postgres_server, autocommit=True) as admin:
+        admin.execute(f'drop database if exists "{name}" with (force)')
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def runs_location(request, tmp_path) -> Path | str:
+    """Where a test's runs are kept: a runs.db file, or a PostgreSQL database of its own."""
+    if request.param == "sqlite":
+        return tmp_path / "runs.db"
+    return request.getfixturevalue("postgres_url")

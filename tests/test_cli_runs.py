@@ -1,4 +1,5 @@
-"""The CLI's run log: `tender recommend` keeps every run, `tender runs list` and `tender explain` read them."""
+"""The CLI's run log: `tender recommend` keeps every run, `tender runs list` and `tender explain` read them, in a
+runs.db file or in PostgreSQL (TENDER_RUNS=postgresql://...) alike."""
 
 import json
 
@@ -11,9 +12,9 @@ TWO_FUNCTIONS = "Weather forecasts on a map. Send an SMS alert when a storm come
 
 
 @pytest.fixture
-def tender(catalog_path, tmp_path, monkeypatch):
+def tender(catalog_path, runs_location, monkeypatch):
     monkeypatch.setenv("TENDER_CATALOG", str(catalog_path))
-    monkeypatch.setenv("TENDER_RUNS", str(tmp_path / "runs.db"))
+    monkeypatch.setenv("TENDER_RUNS", str(runs_location))
     monkeypatch.setenv("TENDER_EMBEDDING_MODEL", "hashing")
     return lambda *args, input=None: CliRunner().invoke(main, list(args), input=input)
 
@@ -119,16 +120,28 @@ def test_runs_delete_of_an_unknown_id_removes_nothing_and_exits_2(tender):
     assert run_ids(tender) == [kept]
 
 
-def test_runs_prune_removes_runs_older_than_an_age(tender, tmp_path):
+def make_old(location, run_id: str) -> None:
+    """Date a stored run back to 2020, in whichever store holds it."""
+    sql = "update runs set created_at = '2020-01-01T00:00:00.000000+00:00' where run_id = ?"
+    if isinstance(location, str):
+        import psycopg
+
+        with psycopg.connect(location) as conn:
+            conn.execute(sql.replace("?", "%s"), [run_id])
+        return
     from tender.answers.runs import RunStore
 
+    store = RunStore(location)
+    store.db.execute(sql, [run_id])
+    store.db.conn.commit()
+    store.close()
+
+
+def test_runs_prune_removes_runs_older_than_an_age(tender, runs_location):
     for requirement in ("a map of bike shops", "send SMS reminders"):
         assert tender("recommend", requirement).exit_code == 0
     old, new = run_ids(tender)[1], run_ids(tender)[0]
-    store = RunStore(tmp_path / "runs.db")
-    store.db.execute("update runs set created_at = '2020-01-01T00:00:00.000000+00:00' where run_id = ?", [old])
-    store.db.conn.commit()
-    store.close()
+    make_old(runs_location, old)
 
     dry = tender("runs", "prune", "--older-than", "30d", "--dry-run")
     assert dry.exit_code == 0 and "Would remove 1 run " in dry.output and len(run_ids(tender)) == 2

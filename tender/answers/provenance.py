@@ -3,7 +3,9 @@
 A run's ids mean something only in its own catalogue: explained with another one, tool 37 of an MCP catalogue
 became ProgrammableWeb API 37, "used in 1 past mashup". So `tender explain`, explain_bids and the runs://
 resource read the catalogue the run recorded, and refuse in one line when it is gone or was rebuilt into
-something else since. A run stored before runs recorded their catalogue is told from its transcript alone."""
+something else since. A server that switched to a newly published catalogue (server/publication.py) keeps the ones
+it served before open, and tells their runs with them. A run stored before runs recorded their catalogue is told
+from its transcript alone."""
 
 import threading
 from pathlib import Path
@@ -70,6 +72,7 @@ class RunCatalogues:
     def __init__(self, current: Catalog | None = None, keep: int = 2, moved: str = ""):
         self.current, self.keep, self.moved = current, keep, moved
         self._open: dict[tuple[str, str], Catalog] = {}
+        self._served: dict[tuple[str, str], Catalog] = {}  # served before a publication (see switch)
         self._lock = threading.Lock()
 
     def for_run(self, run_id: str, ref: CatalogRef | None, where: Path | str | None = None) -> Catalog | None:
@@ -82,20 +85,37 @@ class RunCatalogues:
         if where is None and current is not None and str(current.path.resolve()) == ref.path:
             if current.fingerprint == ref.fingerprint:
                 return current
+        if where is None:  # a catalogue this server served before a publication: its runs are told with it
+            with self._lock:
+                served = self._served.get((ref.path, ref.fingerprint))
+            if served is not None:
+                return served
         check(run_id, ref, where, self.moved)
         return self._opened(str(where or ref.path), ref.fingerprint)
+
+    def switch(self, current: Catalog, previous: Catalog | None) -> None:
+        """A server now serves `current` (published at the same path); the last `keep` catalogues it served before
+        stay open, so that the runs made on them are told with them after their file was replaced."""
+        with self._lock:
+            self.current = current
+            if previous is not None:
+                self._keep(self._served, (str(previous.path.resolve()), previous.fingerprint), previous)
+
+    def _keep(self, kept: dict, key: tuple[str, str], catalog: Catalog) -> None:
+        while len(kept) >= self.keep:  # the oldest goes; a thread still reading it keeps its data
+            kept.pop(next(iter(kept)))
+        kept[key] = catalog
 
     def _opened(self, path: str, fingerprint: str) -> Catalog:
         key = (str(Path(path).resolve()), fingerprint)
         with self._lock:
             if key not in self._open:
-                while len(self._open) >= self.keep:  # the oldest goes; a thread still reading it keeps its data
-                    self._open.pop(next(iter(self._open)))
-                self._open[key] = Catalog(path)
+                self._keep(self._open, key, Catalog(path))
             return self._open[key]
 
     def close(self) -> None:
         with self._lock:
-            for catalog in self._open.values():
+            for catalog in [*self._open.values(), *self._served.values()]:
                 catalog.close()
             self._open.clear()
+            self._served.clear()

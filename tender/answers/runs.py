@@ -1,10 +1,13 @@
 """The runs database: every plan the server returns, with the contract-net transcript behind it.
 
-Separate from catalog.db, which the server only reads. SQLite in WAL mode, so readers never wait for
-the writer and several server processes can share one file; each write is one transaction, and a
-writer that finds the database locked waits for it (busy timeout) rather than losing its run.
+Separate from catalog.db, which the server only reads. Where it lives is TENDER_RUNS: a file (SQLite, the
+default, this module) or a PostgreSQL URL (runs_postgres.py, for replicas that share one store); `open_store`
+picks by the location, and everything above the store is the same code. The SQLite file is in WAL mode, so
+readers never wait for the writer and several server processes can share one file; each write is one
+transaction, and a writer that finds the database locked waits for it (busy timeout) rather than losing its run.
 The schema grows by append-only named migrations (sqlite-utils' `Migrations`, recorded in
-`_sqlite_migrations`): add a new function at the end, never edit an applied one.
+`_sqlite_migrations`; PostgreSQL has the same ones by name): add a new one at the end of both, never edit an
+applied one.
 
 Faults: a run that cannot be written (read-only file, full disk) raises RunNotStored, and `keep` turns that
 into a note on the plan, which is returned all the same. A runs.db deleted or replaced while open is noticed
@@ -18,6 +21,7 @@ import logging
 import sqlite3
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 import sqlite_utils
 from pydantic import BaseModel, Field
@@ -29,6 +33,10 @@ from tender.catalog import Catalog, TenderError
 from tender.catalog.database import connect_shared, file_identity, write_transaction
 from tender.errors import InputToFix
 from tender.safety import echo, redact
+from tender.settings import RUNS_URL_SCHEMES
+
+if TYPE_CHECKING:
+    from .runs_postgres import PostgresRunStore
 
 log = logging.getLogger(__name__)
 
@@ -97,16 +105,18 @@ class StoredRun(BaseModel):
 
 
 class RunsUnavailable(TenderError):
-    def __init__(self, path: Path, error: Exception):
-        super().__init__(
-            f"Cannot open the runs database {path} ({_reason(error)}). Set TENDER_RUNS to a writable "
-            "file, or fix the folder's permissions."
-        )
+    def __init__(
+        self,
+        path: Path | str,
+        error: Exception,
+        fix: str = "Set TENDER_RUNS to a writable file, or fix the folder's permissions.",
+    ):
+        super().__init__(f"Cannot open the runs database {path} ({_reason(error)}). {fix}")
         self.path = path
 
 
 class RunNotStored(TenderError):
-    def __init__(self, path: Path, error: Exception):
+    def __init__(self, path: Path | str, error: Exception):
         super().__init__(
             f"This plan could not be stored in {path} ({_reason(error)}), so explain_bids (`tender explain`) will not "
             "find its run_id."
@@ -117,7 +127,68 @@ class RunNotStored(TenderError):
 def _reason(error: Exception) -> str:
     if isinstance(error, OSError) and error.strerror:
         return f"{error.strerror.lower()}: {error.filename}" if error.filename else error.strerror.lower()
-    return " ".join(str(error).split()) or type(error).__name__
+    return redact(" ".join(str(error).split())) or type(error).__name__
+
+
+# The stored row of a run, and back: the same columns in every store.
+COLUMNS = (
+    "run_id",
+    "created_at",
+    "requirement",
+    "protocol",
+    "organisation",
+    "plan",
+    "transcript",
+    "api_ids",
+    "latency_ms",
+    "backends",
+    "catalog_path",
+    "catalog_fingerprint",
+)
+ENTRY_COLUMNS = "plan, transcript, created_at, catalog_path, catalog_fingerprint"
+LISTED_COLUMNS = "run_id, created_at, requirement, protocol, organisation, api_ids, catalog_path, catalog_fingerprint"
+
+
+def row_of(run: Run, catalog: CatalogRef | None) -> dict:
+    """The run as one row of the runs table (COLUMNS), stamped with the time now."""
+    plan = run.plan
+    return {
+        "run_id": plan.run_id,
+        "created_at": _now(),
+        "requirement": plan.requirement,
+        "protocol": plan.protocol,
+        "organisation": plan.organisation,
+        "plan": plan.model_dump_json(),
+        "transcript": transcript_adapter.dump_json(run.transcript).decode(),
+        "api_ids": json.dumps([api.api_id for api in plan.apis]),
+        "latency_ms": plan.latency_ms,
+        "backends": json.dumps(plan.backends),
+        "catalog_path": catalog.path if catalog else None,
+        "catalog_fingerprint": catalog.fingerprint if catalog else None,
+    }
+
+
+def entry_of(row) -> StoredRun:
+    """A StoredRun from the ENTRY_COLUMNS of a row."""
+    return StoredRun(
+        run=Run(plan=Plan.model_validate_json(row[0]), transcript=transcript_adapter.validate_json(row[1])),
+        created_at=row[2],
+        catalog=CatalogRef(path=row[3], fingerprint=row[4]) if row[3] else None,
+    )
+
+
+def listed(row) -> dict:
+    """What `recent` gives of one row of LISTED_COLUMNS."""
+    keys = ("run_id", "created_at", "requirement", "protocol", "organisation")
+    return dict(zip(keys, row)) | {
+        "api_ids": json.loads(row[5] or "[]"),
+        "catalog": {"path": row[6], "fingerprint": row[7]} if row[6] else None,
+    }
+
+
+def cutoff(older_than: datetime.timedelta) -> str:
+    """The created_at before which a run is older than `older_than` (times are ISO strings, which sort as times)."""
+    return (datetime.datetime.now(datetime.UTC) - older_than).isoformat(timespec="microseconds")
 
 
 class RunStore:
@@ -155,21 +226,7 @@ class RunStore:
 
     def save(self, run: Run, catalog: CatalogRef | None = None) -> str:
         """Store one run, with the catalogue it was made on, in one transaction; returns its run_id."""
-        plan = run.plan
-        row = {
-            "run_id": plan.run_id,
-            "created_at": _now(),
-            "requirement": plan.requirement,
-            "protocol": plan.protocol,
-            "organisation": plan.organisation,
-            "plan": plan.model_dump_json(),
-            "transcript": transcript_adapter.dump_json(run.transcript).decode(),
-            "api_ids": json.dumps([api.api_id for api in plan.apis]),
-            "latency_ms": plan.latency_ms,
-            "backends": json.dumps(plan.backends),
-            "catalog_path": catalog.path if catalog else None,
-            "catalog_fingerprint": catalog.fingerprint if catalog else None,
-        }
+        row = row_of(run, catalog)
         try:
             with self._lock:
                 self._check_file()
@@ -177,7 +234,7 @@ class RunStore:
                     self.db["runs"].insert(row, replace=True)
         except (sqlite3.Error, OSError, RunsUnavailable) as error:
             raise RunNotStored(self.path, error.__cause__ if isinstance(error, RunsUnavailable) else error) from error
-        return plan.run_id
+        return run.plan.run_id
 
     def get(self, run_id: str) -> Run:
         return self.entry(run_id).run
@@ -186,17 +243,10 @@ class RunStore:
         """The run with when it was stored and the catalogue it was made on; UnknownRun if there is none."""
         with self._lock:
             self._check_file()
-            row = self.db.execute(
-                "select plan, transcript, created_at, catalog_path, catalog_fingerprint from runs where run_id = ?",
-                [run_id.strip()],
-            ).fetchone()
+            row = self.db.execute(f"select {ENTRY_COLUMNS} from runs where run_id = ?", [run_id.strip()]).fetchone()
         if row is None:
             raise UnknownRun(run_id)
-        return StoredRun(
-            run=Run(plan=Plan.model_validate_json(row[0]), transcript=transcript_adapter.validate_json(row[1])),
-            created_at=row[2],
-            catalog=CatalogRef(path=row[3], fingerprint=row[4]) if row[3] else None,
-        )
+        return entry_of(row)
 
     def count(self) -> int:
         with self._lock:
@@ -209,19 +259,9 @@ class RunStore:
         with self._lock:
             self._check_file()
             rows = self.db.execute(
-                "select run_id, created_at, requirement, protocol, organisation, api_ids, catalog_path, "
-                "catalog_fingerprint from runs order by created_at desc, rowid desc limit ?",
-                [limit],
+                f"select {LISTED_COLUMNS} from runs order by created_at desc, rowid desc limit ?", [limit]
             ).fetchall()
-        keys = ("run_id", "created_at", "requirement", "protocol", "organisation")
-        return [
-            dict(zip(keys, row))
-            | {
-                "api_ids": json.loads(row[5] or "[]"),
-                "catalog": {"path": row[6], "fingerprint": row[7]} if row[6] else None,
-            }
-            for row in rows
-        ]
+        return [listed(row) for row in rows]
 
     def delete(self, run_ids: list[str]) -> int:
         """Remove these runs in one transaction; UnknownRun (and nothing removed) if one is not stored."""
@@ -237,13 +277,13 @@ class RunStore:
 
     def prune(self, older_than: datetime.timedelta, *, dry_run: bool = False) -> int:
         """Remove the runs stored more than `older_than` ago (only count them with dry_run); returns how many."""
-        cutoff = (datetime.datetime.now(datetime.UTC) - older_than).isoformat(timespec="microseconds")
+        before = cutoff(older_than)
         with self._lock:
             self._check_file()
             with write_transaction(self.db):
-                count = self.db.execute("select count(*) from runs where created_at < ?", [cutoff]).fetchone()[0]
+                count = self.db.execute("select count(*) from runs where created_at < ?", [before]).fetchone()[0]
                 if not dry_run:
-                    self.db.execute("delete from runs where created_at < ?", [cutoff])
+                    self.db.execute("delete from runs where created_at < ?", [before])
         return count
 
     def close(self) -> None:
@@ -252,12 +292,12 @@ class RunStore:
 
 
 class NoHistory:
-    """Stands in for a RunStore that could not be opened: plans are returned but not kept."""
+    """Stands in for a runs store that could not be opened: plans are returned but not kept."""
 
     keeps_history = False
 
     def __init__(self, path: Path | str, reason: str):
-        self.path, self.reason = Path(path), reason
+        self.path, self.reason = shown(path), reason
 
     def __repr__(self):
         return f"<NoHistory {self.path}>"
@@ -271,7 +311,7 @@ class NoHistory:
     def entry(self, run_id: str) -> StoredRun:
         raise TenderError(
             f"No run {echo(run_id)}: this server keeps no history ({self.reason}). "
-            "Ask its operator to set TENDER_RUNS to a writable file and restart it."
+            "Ask its operator to set TENDER_RUNS to a writable file (or a PostgreSQL URL) and restart it."
         )
 
     def count(self) -> int:
@@ -284,16 +324,56 @@ class NoHistory:
         pass
 
 
-def open_runs(path: Path | str) -> "RunStore | NoHistory":
-    """The runs database at `path`, or, when it cannot be opened, NoHistory (logged once, in one line)."""
+class Store(Protocol):
+    """What the server and the CLI use of a runs store, whichever keeps the runs (RunStore, PostgresRunStore,
+    NoHistory). `path` is where, as shown: a file, or a URL with its password masked."""
+
+    path: Path | str
+    keeps_history: bool
+
+    def save(self, run: Run, catalog: CatalogRef | None = None) -> str: ...
+    def get(self, run_id: str) -> Run: ...
+    def entry(self, run_id: str) -> StoredRun: ...
+    def count(self) -> int: ...
+    def recent(self, limit: int = 20) -> list[dict]: ...
+    def close(self) -> None: ...
+
+
+def is_url(location: Path | str) -> bool:
+    """Whether TENDER_RUNS names a PostgreSQL server rather than a file."""
+    return isinstance(location, str) and location.startswith(RUNS_URL_SCHEMES)
+
+
+def shown(location: Path | str) -> Path | str:
+    """The location as messages and logs give it: a URL without its password."""
+    return redact(location) if is_url(location) else Path(location)
+
+
+def open_store(location: Path | str) -> "RunStore | PostgresRunStore":
+    """The runs store at `location`: a PostgreSQL URL (the `postgres` extra) or a file (SQLite). RunsUnavailable
+    when it cannot be opened, saying what to fix (what to install, where the server is, the folder's rights)."""
+    if is_url(location):
+        from .runs_postgres import PostgresRunStore
+
+        return PostgresRunStore(str(location))
+    return RunStore(location)
+
+
+def open_runs(location: Path | str) -> Store:
+    """The server's runs store, or, when it cannot be opened, NoHistory (logged once, in one line). A PostgreSQL
+    server that cannot be reached now is not given up (runs_postgres.py): plans say they were not stored until
+    it can be."""
     try:
-        return RunStore(path)
+        store = open_store(location)
     except RunsUnavailable as error:
         log.warning("%s Serving without history: plans are returned but not stored.", error)
-        return NoHistory(path, _reason(error.__cause__ or error))
+        return NoHistory(location, _reason(error.__cause__ or error))
+    if not isinstance(store, RunStore):
+        store.warm()  # PostgreSQL: connected and migrated now, or said in the log that it cannot be yet
+    return store
 
 
-def keep(store: "RunStore | NoHistory", run: Run, catalog: Catalog | None = None) -> None:
+def keep(store: Store, run: Run, catalog: Catalog | None = None) -> None:
     """Store the run with the catalogue it was made on; one that cannot be stored is still returned, its plan
     saying why it was not kept."""
     redact_notes(run)
@@ -304,16 +384,16 @@ def keep(store: "RunStore | NoHistory", run: Run, catalog: Catalog | None = None
         run.plan.notes.append(str(error))
 
 
-def keep_at(path: Path | str, run: Run, catalog: Catalog | None = None) -> str | None:
-    """Open the runs database at `path`, store the run (with the catalogue it was made on) and close it: the CLI's
+def keep_at(location: Path | str, run: Run, catalog: Catalog | None = None) -> str | None:
+    """Open the runs store at `location`, store the run (with the catalogue it was made on) and close it: the CLI's
     way, one run a process. None when stored; otherwise the note added to the plan, which is returned all the same
-    (its LLM calls may have been paid for), whether the file could not be opened (its folder is a file) or not
-    written (a full disk)."""
+    (its LLM calls may have been paid for), whether the store could not be opened (its folder is a file, the
+    server is down) or not written (a full disk)."""
     redact_notes(run)
     try:
-        store = RunStore(path)
+        store = open_store(location)
     except RunsUnavailable as error:
-        note = str(RunNotStored(Path(path), error.__cause__ or error))
+        note = str(RunNotStored(shown(location), error.__cause__ or error))
         run.plan.notes.append(note)
         return note
     try:

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import sqlite_utils
 
+from .ann import DenseSearch, build_key
 from .database import connect_read_only
 from .embeddings import Embedder
 from .encoders import EncoderId, check_encoder, recorded_encoder
@@ -86,6 +87,8 @@ class Catalog:
                 "else the model folder).",
             )
         self._lock = threading.Lock()
+        self._dense: dict[str, DenseSearch] = {}
+        self._dense_lock = threading.Lock()  # apart: a large catalogue's index may take minutes to build
         self.embedder = embedder
         self.excluded = frozenset(exclude_mashups)
         self._load()
@@ -292,6 +295,14 @@ class Catalog:
         if kind not in KINDS:
             raise CatalogError(f"Unknown vector kind {kind!r}; use one of {', '.join(KINDS)}.")
         return self._vectors[kind]
+
+    def dense_search(self, kind: str) -> DenseSearch:
+        """Search over one kind's vectors for the ranking: exact in a catalogue under 50,000 items, through an
+        approximate index above (ann.py), made on first use."""
+        with self._dense_lock:
+            if kind not in self._dense:
+                self._dense[kind] = DenseSearch.of(self.vectors(kind).matrix, self.path, build_key(self.meta), kind)
+            return self._dense[kind]
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if self.embedder is None:

@@ -59,6 +59,7 @@ class Ranker:
         self.scorer = scorer
         self._items = catalog.vectors("api")
         self._names = catalog.vectors("name")
+        self._dense, self._name_dense = catalog.dense_search("api"), catalog.dense_search("name")
         self._ids = np.array(self._items.ids, dtype=np.int64)
         self._deprecated = {a.id for a in catalog.apis() if a.status == "deprecated"}
         mashups = catalog.vectors("mashup")
@@ -82,10 +83,11 @@ class Ranker:
         vectors = self.encoder.embed([function, requirement], context=requirement)
         f_vector, r_vector = vectors[0], vectors[1]
         excluded = set(exclude)
-        dense = self._items.matrix @ f_vector
-        names = self._names.matrix @ f_vector if len(self._names.ids) == len(self._ids) else dense
+        # Exact below 50,000 items; above, an approximate index and exact scores for what it finds (catalog/ann.py).
+        dense = self._dense.similarities(f_vector)
+        names = self._name_dense.similarities(f_vector) if len(self._names.ids) == len(self._ids) else dense
         allowed = ~np.isin(self._ids, list(excluded)) if excluded else np.ones(len(self._ids), dtype=bool)
-        dense_order = [int(r) for r in np.argsort(-np.where(allowed, dense, -np.inf), kind="stable")[:depth]]
+        dense_order = self._dense.nearest(dense, allowed, depth)
         lexical = [
             h for h in self.catalog.lexical(query_terms(function), k=depth + len(excluded)) if h.id not in excluded
         ]

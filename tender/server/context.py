@@ -9,14 +9,17 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import anyio
 
 from tender.answers.provenance import RunCatalogues
-from tender.answers.runs import NoHistory, RunStore, StoredRun, open_runs
+from tender.answers.runs import Store, StoredRun, open_runs
 from tender.catalog import Catalog, CatalogError, TenderError
 from tender.catalog.database import file_identity
 from tender.settings import Settings
+
+from .publication import Publication
 
 log = logging.getLogger("tender.server")
 
@@ -27,11 +30,12 @@ class AppContext:
     and `missing` then says how to build one."""
 
     settings: Settings
-    runs: RunStore | NoHistory
+    runs: Store
     catalog: Catalog | None = None
     missing: TenderError | None = None
     tenders: dict = field(default_factory=dict)  # (manager backend, contractor backend) -> Tender, built on first use
-    # The catalogue file as opened (device, inode): a rebuild installs a new file, which this server does not read.
+    # The catalogue file as opened (device, inode): a rebuild installs a new file, which the server opens in the
+    # background and switches to between requests (publication.py).
     catalog_identity: tuple[int, int] | None = None
     # Offline agent runs at once; the rest queue. They are CPU-bound and share the GIL: more at once than
     # cores makes every run slower (20 at once on 2 cores gave a fifth of the throughput of 2 at once).
@@ -41,19 +45,22 @@ class AppContext:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _limiters: dict = field(default_factory=dict)
     _run_catalogues: RunCatalogues | None = None
-    _told_rebuilt: bool = False
+    _publication: Publication | None = None
+    _told: set = field(default_factory=set)  # the notes on a publication already logged
 
     @classmethod
     def open(cls, settings: Settings) -> "AppContext":
         """Open the catalogue with its embedder, warm the agents up and open the runs database (blocking)."""
-        runs = open_runs(settings.runs_path)  # one that cannot be opened: no history, said once in the log
+        runs = open_runs(settings.runs_location)  # one that cannot be opened: no history, said once in the log
         try:
             catalog = Catalog(settings.catalog_path, embedder=settings.embedder(catalog=settings.catalog_path))
         except CatalogError as error:
             log.warning("%s The server starts anyway; its tools will say so.", error)
             return cls(settings=settings, runs=runs, missing=error)
-        app = cls(settings=settings, runs=runs, catalog=catalog, catalog_identity=file_identity(catalog.path))
+        identity = file_identity(catalog.path)
+        app = cls(settings=settings, runs=runs, catalog=catalog, catalog_identity=identity)
         app.tender().warm_up()
+        app._publication = Publication(catalog.path, identity, app._load)
         one_thread_each()
         log.info(
             "Serving %s (%s APIs, model %s); runs in %s",
@@ -73,41 +80,99 @@ class AppContext:
         return self._limiters[offline]
 
     def catalogue_of(self, entry: StoredRun) -> Catalog | None:
-        """The catalogue a stored run was made on: the one served, or another opened read-only; None for a run
-        that recorded none. RunCatalogGone or RunCatalogChanged when it is no longer what the run saw."""
+        """The catalogue a stored run was made on: the one served, or another opened read-only (one served before a
+        publication among them); None for a run that recorded none. RunCatalogGone or RunCatalogChanged when it is
+        no longer what the run saw."""
+        self.switch_if_published()
         with self._lock:
             if self._run_catalogues is None:
                 self._run_catalogues = RunCatalogues(current=self.catalog)
-        return self._run_catalogues.for_run(entry.run.plan.run_id, entry.catalog)
+            run_catalogues = self._run_catalogues
+        return run_catalogues.for_run(entry.run.plan.run_id, entry.catalog)
 
-    def rebuilt(self) -> str | None:
-        """A note when the catalogue file was rebuilt (or replaced) since this server opened it: the server goes on
-        answering from the catalogue it holds in memory, the one it opened, until it is restarted. Logged once."""
-        if self.catalog is None or self.catalog_identity is None:
-            return None
-        if file_identity(self.catalog.path) == self.catalog_identity:
-            return None
-        note = (
-            f"The catalogue {self.catalog.path} was rebuilt after this server opened it; this answer comes from the "
-            f"one it opened (built {self.catalog.meta.get('built_at', 'earlier')}). Restart the server to use the new one."
-        )
+    def switch_if_published(self) -> None:
+        """Between requests: serve the catalogue published at the path since, once it is open and warmed up. A
+        request in flight keeps the catalogue and agents it took; the old catalogue stays open to explain its runs."""
+        if self._publication is None:
+            return
+        ready = self._publication.poll()
+        if ready is None:
+            return
+        identity, (catalog, tender) = ready
         with self._lock:
-            if not self._told_rebuilt:
-                self._told_rebuilt = True
+            old = self.catalog
+            self.catalog, self.catalog_identity = catalog, identity
+            self.tenders = {("offline", "offline"): tender}
+            if self._run_catalogues is None:
+                self._run_catalogues = RunCatalogues(current=catalog)
+            self._run_catalogues.switch(catalog, old)
+        log.info(
+            "Serving the catalogue published at %s (%s APIs, built %s, fingerprint %s)",
+            catalog.path,
+            len(catalog.api_ids()),
+            catalog.meta.get("built_at", "?"),
+            catalog.fingerprint,
+        )
+
+    def _load(self, path: Path) -> tuple[Catalog, object]:
+        """A published catalogue, opened with the embedder already loaded, and its offline agents warmed up."""
+        from tender.agents.service import Tender
+
+        embedder = self.catalog.embedder if self.catalog is not None else self.settings.embedder(catalog=path)
+        catalog = Catalog(path, embedder=embedder)
+        tender = Tender(catalog, **self._reasoners(catalog, "offline", "offline"))
+        tender.warm_up()
+        return catalog, tender
+
+    def rebuilt(self, catalog: Catalog | None = None) -> str | None:
+        """A note when the answer comes from another catalogue than the one now published at the path: a new build
+        being opened, one that cannot be served, or one switched to while the request ran (on `catalog`, the one it
+        started with). Logged once each."""
+        catalog = catalog or self.catalog
+        if catalog is None:
+            return None
+        built = f"built {catalog.meta.get('built_at', 'earlier')}"
+        publication = self._publication
+        if catalog is not self.catalog:
+            note = (
+                f"The catalogue {catalog.path} was republished while this request ran; it was answered from the one it "
+                f"started with ({built}), which its run_id still explains."
+            )
+        elif publication is None or not publication.pending():
+            return None
+        elif publication.failed and publication.failed[0] == file_identity(catalog.path):
+            note = (
+                f"The catalogue {catalog.path} was replaced by a file this server cannot serve "
+                f"({publication.failed[1]}); this answer comes from the one it had ({built})."
+            )
+        else:
+            note = (
+                f"The catalogue {catalog.path} was rebuilt; this server is opening the new one and answered from the "
+                f"one it had ({built})."
+            )
+        with self._lock:
+            if note not in self._told:
+                self._told.add(note)
                 log.warning("%s", note)
         return note
 
     def require_catalog(self) -> Catalog:
-        if self.catalog is None:
+        self.switch_if_published()
+        catalog = self.catalog
+        if catalog is None:
             raise self.missing or CatalogError("No API catalogue is open. Build it with `tender catalog build`.")
-        return self.catalog
+        return catalog
 
     def tender(self, manager: str = "offline", contractors: str = "offline"):
-        """The agents for this pair of reasoner backends, built on first use and kept."""
+        """The agents for this pair of reasoner backends on the catalogue served now, built on first use and kept.
+        A request takes them once and reads its catalogue from them (`tender.catalog`), whatever is published
+        while it runs."""
         from tender.agents.service import Tender
 
-        catalog = self.require_catalog()
+        self.require_catalog()
         with self._lock:
+            catalog = self.catalog
+            assert catalog is not None
             if (manager, contractors) not in self.tenders:
                 tender = Tender(catalog, **self._reasoners(catalog, manager, contractors))
                 self.tenders[manager, contractors] = tender
@@ -122,6 +187,8 @@ class AppContext:
         return {"manager": built[0], "contractors": built[1], "scorer": scorer}
 
     def close(self) -> None:
+        if self._publication is not None:
+            self._publication.wait(60)  # a catalogue being opened is not left half-loaded at exit
         if self._run_catalogues is not None:
             self._run_catalogues.close()
         if self.catalog is not None:

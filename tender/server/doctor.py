@@ -47,7 +47,7 @@ def diagnose(settings: Settings, *, tender_command: str | None = None) -> Diagno
         checks=[
             _catalogue(settings),
             _encoder(settings),
-            _runs(settings.runs_path),
+            _runs(settings.runs_url) if settings.runs_url else _runs(settings.runs_path),
             _ranking_model(settings),
             _llm(settings),
         ],
@@ -67,7 +67,8 @@ def server_env(settings: Settings) -> dict[str, str]:
     env = {
         "TENDER_HOME": str(settings.home.expanduser().resolve()),
         "TENDER_CATALOG": str(settings.catalog_path.expanduser().resolve()),
-        "TENDER_RUNS": str(settings.runs_path.expanduser().resolve()),
+        # a PostgreSQL URL as given, its password masked like the LLM key: the user writes it in
+        "TENDER_RUNS": settings.runs_shown if settings.runs_url else str(settings.runs_path.expanduser().resolve()),
     }
     if settings.embedding_model:
         spec = settings.embedding_model
@@ -135,7 +136,9 @@ def _encoder(settings: Settings) -> Check:
     return Check(name="encoder", ok=True, found=found)
 
 
-def _runs(path: Path) -> Check:
+def _runs(path: Path | str) -> Check:
+    if isinstance(path, str):  # a PostgreSQL URL
+        return _runs_server(path)
     if path.is_file():
         from tender.answers.runs import RunStore, RunsUnavailable
 
@@ -160,6 +163,21 @@ def _runs(path: Path) -> Check:
     return Check(
         name="runs", ok=False, found=str(path), fix=f"{folder} is not writable; set TENDER_RUNS to a writable file."
     )
+
+
+def _runs_server(url: str) -> Check:
+    """A PostgreSQL runs store: reached, migrated, its runs counted (read-only but for the migrations)."""
+    from tender.answers.runs import RunsUnavailable, open_store, shown
+
+    try:
+        store = open_store(url)
+        try:
+            count = store.count()
+        finally:
+            store.close()
+    except RunsUnavailable as error:
+        return Check(name="runs", ok=False, found=str(shown(url)), fix=str(error))
+    return Check(name="runs", ok=True, found=f"{shown(url)}: {count} run{'' if count == 1 else 's'}")
 
 
 def _ranking_model(settings: Settings) -> Check:

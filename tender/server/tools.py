@@ -266,9 +266,11 @@ async def recommend_apis(
             if said:
                 context.note(said)
             run = tender.recommend(request, context)
-            if rebuilt := app.rebuilt():
+            if rebuilt := app.rebuilt(tender.catalog):
                 run.plan.notes.append(rebuilt)
-            keep(app.runs, run, app.catalog)  # a plan that cannot be stored is returned with a note saying why
+            # the catalogue the run was made on, whatever is published meanwhile; a plan that cannot be stored is
+            # returned with a note saying why
+            keep(app.runs, run, tender.catalog)
             return run
 
         run = await in_worker(
@@ -277,7 +279,7 @@ async def recommend_apis(
             app.limiter(manager_backend, contractor_backend),
             deadline_s if deadline_s is not None else app.settings.deadline_s,
         )
-    return result_of(recommendation(run, app.catalog, detail))
+    return result_of(recommendation(run, tender.catalog, detail))
 
 
 async def _needs_by_client(ctx: Context, app: AppContext, request: Request, backend: str) -> tuple[Request, str]:
@@ -392,7 +394,7 @@ async def compare_protocols(
                         deadline=context.deadline,
                     ),
                 )
-                keep(app.runs, run, app.catalog)
+                keep(app.runs, run, tender.catalog)
                 runs.append(run)
             return runs
 
