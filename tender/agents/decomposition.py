@@ -71,14 +71,6 @@ def dangling(piece: str) -> bool:
     return len(content_words(said)) <= 1 and not _POINTING.intersection(_WORD.findall(said.lower()))
 
 
-def listed(separator: str) -> bool:
-    """Whether a piece comes as an item of a list (after a comma or "and", "plus", "as well as"): "GPS routes, music
-    while running" lists two needs, where "routes on a map" details one."""
-    return bool(re.fullmatch(r"\s*(?:,\s*)?(?:(?:and|plus|as well as|along with|also)\s*)?", separator, re.I)) and bool(
-        separator.strip()
-    )
-
-
 def is_asking(piece: str) -> bool:
     """A piece with no content word but words of asking."""
     return all(w in _ASKING for w in content_words(piece))
@@ -135,7 +127,7 @@ def read(requirement: str, max_needs: int = 12) -> Reading:
         after = pieces[index + 1][0] if index + 1 < len(pieces) else ""
         if _WHEN.match(piece) or (is_asking(piece) and content_words(piece)) or _framing(index, piece, after):
             reading.context.append(piece)
-        elif dangling(piece) and groups and not (listed(separator) and content_words(piece) and not _VALUE.search(piece)):
+        elif dangling(piece) and groups:
             groups[-1].append((separator, piece))  # a detail of the need before it
         elif not content_words(piece):
             reading.context.append(piece)
