@@ -44,7 +44,7 @@ lint: $(VENV)/.dev
 	$(BIN)/mypy tender
 
 # Every dataset, protocol and baseline on the test parts (it builds the catalogues it needs under TENDER_HOME/eval),
-# then docs/results.md from what it wrote. About 20 minutes on 2 cores; `tender eval --all --quick` samples.
+# then docs/results.md from what it wrote, two parts at a time; `tender eval --all --quick` samples.
 eval: $(VENV)/.dev
 	$(BIN)/tender eval --all
 

@@ -894,6 +894,13 @@ def explain_command(settings: Settings, run_id, function, full, diagram, as_json
 )
 @click.option("--quick", is_flag=True, help="With --all: a sample of each part, for day-to-day work; docs untouched.")
 @click.option(
+    "--jobs",
+    type=click.IntRange(1, 64),
+    default=lambda: min(2, os.cpu_count() or 1),
+    show_default="2, or 1 on one core",
+    help="With --all: parts run side by side in this many processes, one core each.",
+)
+@click.option(
     "--only",
     "only",
     multiple=True,
@@ -942,6 +949,7 @@ def evaluate_command(
     db_path,
     everything,
     quick,
+    jobs,
     only,
     compared,
     pair,
@@ -967,7 +975,7 @@ def evaluate_command(
         tender eval --compare out/eval/before/records.jsonl out/eval/after/records.jsonl
         tender eval --compare out/eval/x/records.jsonl out/eval/x/records.jsonl --pair hybrid:manager-led
         tender eval --mashups my_requests.jsonl --db my.db --sample 300 --seed 1
-        tender eval --all          # every test part; rewrites docs/results.md (about 15 minutes)
+        tender eval --all          # every test part; rewrites docs/results.md
     """
     from tender.evaluation import datasets as ds
     from tender.evaluation.catalogues import Catalogues
@@ -1004,6 +1012,7 @@ def evaluate_command(
             only=set(only) or None,
             progress=not quiet,
             say=lambda text: click.echo(text, err=True),
+            jobs=jobs,
         )
         click.echo(f"Wrote {out}/records/*.jsonl and {out}/summary.json in {summary['stamp']['seconds']} s.", err=True)
         if not quick:

@@ -175,3 +175,24 @@ def test_the_summary_has_one_group_a_method_with_means_and_latency(catalogues, r
     summary = summarise(run(catalogues, requests_file, ["manager-led", "bm25"], sample=6))
     assert {g["method"] for g in summary["groups"]} == {"manager-led", "bm25"}
     assert all(g["queries"] == 6 and "f1" in g["metrics"] and g["latency_ms"]["p50"] >= 0 for g in summary["groups"])
+
+
+def test_parts_run_side_by_side_give_the_records_one_process_gives(catalogues, requests_file, tmp_path, monkeypatch):
+    from tender.evaluation import schedule
+
+    data = external(requests_file)
+    fixture = [schedule.Plan("fixture", data.variants[0], ("manager-led",), ("all",), sample=4)]
+    monkeypatch.setitem(schedule.DATASETS, "fixture", data)
+    monkeypatch.setattr(schedule, "plans", lambda quick=False: fixture)
+    monkeypatch.setattr(schedule, "_cuts", lambda *args: {})  # the fixture dataset has no dev part
+    monkeypatch.setattr(catalogues, "ensure", lambda name, rebuild=False: tmp_path / "unused.db")
+
+    def records(jobs: int) -> list[tuple]:
+        out = tmp_path / f"jobs-{jobs}"
+        schedule.run_all(catalogues, Tender, out, only={"fixture"}, progress=False, say=lambda text: None, jobs=jobs)
+        rows = [json.loads(line) for f in (out / "records").glob("*.jsonl") for line in f.open()]
+        return sorted((r["method"], r["id"], r["final"], r["ranked"]) for r in rows)
+
+    one = records(1)
+    assert len(one) == 4 * 4  # manager-led and the three baselines that apply, four requests each
+    assert records(2) == one

@@ -3,6 +3,7 @@ that apply, after fitting the baselines' cuts on the dev parts; then docs/result
 `--quick` runs a sample of each part, for day-to-day work (its figures are not the reported ones)."""
 
 import json
+import multiprocessing
 import subprocess
 import time
 from collections.abc import Callable
@@ -71,33 +72,30 @@ def run_all(
     only: set[str] | None = None,
     progress: bool = True,
     say: Callable[[str], None] = print,
+    jobs: int = 1,
 ) -> dict:
-    """Run every plan, writing out/records/*.jsonl and out/summary.json; returns the summary."""
+    """Run every plan, writing out/records/*.jsonl and out/summary.json; returns the summary. With jobs > 1 the
+    parts run side by side in that many processes (each answers one query at a time, on one core)."""
     started = time.perf_counter()
-    records_all: list[dict] = []
+    tasks = [(plan, part) for plan in plans(quick) if not only or plan.dataset in only for part in plan.parts]
+    for name in dict.fromkeys(DATASETS[plan.dataset].catalogue for plan, _ in tasks):
+        catalogues.ensure(name)  # built once, before any process opens them
+    global _WORK
+    _WORK = (catalogues, make_tender, progress and jobs == 1, say)
     cuts_all: dict[str, dict[str, int]] = {}
-    for plan in plans(quick):
-        if only and plan.dataset not in only:
-            continue
-        data = DATASETS[plan.dataset]
-        baselines = [m for m in methods_for(data, plan.variant) if m in BASELINES]
-        if plan.dataset == "r2api":  # 9,000 queries: the strongest flat baselines only, within the time budget
-            baselines = [b for b in baselines if b in ("hybrid", "knn", "popularity")]
-        cuts = _cuts(plan, catalogues, make_tender, baselines, cuts_all, progress)
-        methods = [*plan.protocols, *baselines]
-        for part in plan.parts:
-            scorer = R2API_MODELS / f"{part}.json" if plan.dataset == "r2api" else None
-            if scorer is not None and not scorer.is_file():
-                say(
-                    f"No model of its own for R2API {part} ({scorer}): the shipped one, which saw its mashups, ranks it."
-                )
-                scorer = None
-            job = Job(data, part, plan.variant, methods, sample=plan.sample, cuts=cuts, scorer=scorer)
-            began = time.perf_counter()
-            records = run_job(job, catalogues, make_tender, progress=progress)
-            say(f"{job.key}: {len(records)} runs in {time.perf_counter() - began:.0f} s")
-            write_records(records, out / "records" / f"{_slug(job.key)}.jsonl")
-            records_all += records
+    if jobs > 1:
+        with multiprocessing.get_context("fork").Pool(jobs, maxtasksperchild=None) as pool:
+            done = pool.imap_unordered(_run_task, tasks, chunksize=1)
+            for key, records, cuts, seconds in done:
+                say(f"{key}: {len(records)} runs in {seconds:.0f} s")
+                write_records(records, out / "records" / f"{_slug(key)}.jsonl")
+                cuts_all.update(cuts)
+    else:
+        for task in tasks:
+            key, records, cuts, seconds = _run_task(task)
+            say(f"{key}: {len(records)} runs in {seconds:.0f} s")
+            write_records(records, out / "records" / f"{_slug(key)}.jsonl")
+            cuts_all.update(cuts)
     if not only or "decomposition" in only:
         (out / "decomposition.json").write_text(json.dumps(decompose_test(), indent=1))
     stamp = {
@@ -105,6 +103,7 @@ def run_all(
         "commit": commit(),
         "quick": quick,
         "seconds": round(time.perf_counter() - started),
+        "jobs": jobs,
         "encoder": catalogues.settings.embedding_model or "all-MiniLM-L6-v2",
         "datasets": sorted(only) if only else "all",
     }
@@ -114,6 +113,30 @@ def run_all(
     ]
     (out / "parts.json").write_text(json.dumps(parts, indent=1))
     return report(out)
+
+
+# What a task runs with: set by run_all before the processes fork (a closure such as make_tender cannot be sent
+# to a process, but a forked one inherits it).
+_WORK: tuple = ()
+_CUTS: dict[str, dict[str, int]] = {}  # each process's baselines' cuts, fitted once per dataset and variant
+
+
+def _run_task(task: tuple[Plan, str]) -> tuple[str, list[dict], dict[str, dict[str, int]], float]:
+    plan, part = task
+    catalogues, make_tender, progress, say = _WORK
+    data = DATASETS[plan.dataset]
+    baselines = [m for m in methods_for(data, plan.variant) if m in BASELINES]
+    if plan.dataset == "r2api":  # 9,000 queries: the strongest flat baselines only, within the time budget
+        baselines = [b for b in baselines if b in ("hybrid", "knn", "popularity")]
+    began = time.perf_counter()
+    cuts = _cuts(plan, catalogues, make_tender, baselines, _CUTS, progress)
+    scorer = R2API_MODELS / f"{part}.json" if plan.dataset == "r2api" else None
+    if scorer is not None and not scorer.is_file():
+        say(f"No model of its own for R2API {part} ({scorer}): the shipped one, which saw its mashups, ranks it.")
+        scorer = None
+    job = Job(data, part, plan.variant, [*plan.protocols, *baselines], sample=plan.sample, cuts=cuts, scorer=scorer)
+    records = run_job(job, catalogues, make_tender, progress=progress)
+    return job.key, records, dict(_CUTS), time.perf_counter() - began
 
 
 def decompose_test() -> dict:
