@@ -90,7 +90,7 @@ def elsewhere(tmp_path, monkeypatch):
     return run_dir, env, apis, mashups
 
 
-def test_the_wheel_holds_one_package_with_its_prompts_and_bid_model(wheel):
+def test_the_wheel_holds_one_package_with_its_prompts_and_ranking_models(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     tops = {name.split("/")[0] for name in names}
     assert {top for top in tops if not top.endswith(".dist-info")} == {"tender"}  # no `agents`, `server`, ...
@@ -101,12 +101,9 @@ def test_the_wheel_holds_one_package_with_its_prompts_and_bid_model(wheel):
         "tender/prompts/manager_select.txt",
         "tender/prompts/repair.txt",
     } <= set(names)
-    assert "tender/agents/reasoners/bid_model.json" in names
-    # The tuned encoder ships whole: its delta and the bid model fitted on its vectors.
-    assert {
-        "tender/catalog/assets/tender-minilm-lora.npz",
-        "tender/agents/reasoners/bid_model.tender-minilm.json",
-    } <= set(names)
+    assert "tender/ranking/model.json" in names
+    # The tuned encoder ships whole: its delta and the ranking model fitted on its vectors.
+    assert {"tender/catalog/assets/tender-minilm-lora.npz", "tender/ranking/model.tender-minilm.json"} <= set(names)
     assert not any(name.startswith("tests/") or name.endswith(".db") for name in names)
 
 

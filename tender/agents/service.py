@@ -7,7 +7,7 @@ from pathlib import Path
 from tender.catalog import ApiNotFound, Catalog
 from tender.catalog.encoders import check_encoder, recorded_encoder
 from tender.ranking.retrieval import Ranker
-from tender.ranking.scorer import MODEL_FILE, Scorer
+from tender.ranking.scorer import Scorer, shipped_model
 from tender.ranking.vectors import QueryEncoder
 
 from . import protocols
@@ -26,17 +26,18 @@ def ranking_model(path: Path | None, embedder) -> Scorer:
     on the vectors of the encoder loaded (the hashing encoder of the tests is exempt)."""
     from tender.catalog import TenderError
 
+    path = path or shipped_model(embedder.encoder.name)
     try:
-        scorer = Scorer.load(path or MODEL_FILE)
+        scorer = Scorer.load(path)
     except (OSError, ValueError) as error:  # pydantic's ValidationError is a ValueError
         raise TenderError(
-            f"Cannot read the ranking model {path or MODEL_FILE}: {str(error).splitlines()[0]}. Refit it with "
+            f"Cannot read the ranking model {path}: {str(error).splitlines()[0]}. Refit it with "
             "`tender train ranker --out FILE`, or unset TENDER_RANKING_MODEL for the shipped one."
         ) from None
     if scorer.encoder and not embedder.encoder.name.startswith("hashing"):
         check_encoder(
-            f"The ranking model {path or MODEL_FILE.name}",
-            recorded_encoder(scorer.encoder, None),
+            f"The ranking model {path.name}",
+            recorded_encoder(scorer.encoder, scorer.encoder_weights or None),
             embedder.encoder,
             "Use the encoder it was fitted on (unset TENDER_EMBEDDING_MODEL for the stock one), or refit it for this "
             "encoder: `tender train ranker --out FILE`, then TENDER_RANKING_MODEL=FILE.",

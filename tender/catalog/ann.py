@@ -81,6 +81,10 @@ class DenseSearch:
 
 
 def _usearch(items: int):
+    try:  # onnxruntime 1.32 crashes (SIGSEGV) when imported after usearch 2.26's numkong, never before it
+        import onnxruntime  # noqa: F401
+    except ImportError:  # the hashing encoder or an other runtime: nothing to protect
+        pass
     try:
         from usearch.index import Index
     except ImportError:

@@ -13,6 +13,13 @@ from .evidence import FEATURES, Evidence, vector
 MODEL_FILE = Path(__file__).with_name("model.json")
 
 
+def shipped_model(encoder: str) -> Path:
+    """The shipped model fitted on this encoder's vectors: model.<encoder>.json where one ships (the tuned
+    tender-minilm), else model.json (the stock all-MiniLM-L6-v2)."""
+    fitted = MODEL_FILE.with_name(f"model.{encoder}.json")
+    return fitted if fitted.is_file() else MODEL_FILE
+
+
 class Objective(BaseModel):
     """The selection objective's numbers, fitted on dev parts (training/objective.py): what an item costs a plan
     against the expected coverage it adds, in a catalogue with usage history and in one without (their
@@ -39,6 +46,7 @@ class Scorer(BaseModel):
     calibration: dict[str, tuple[float, float]] = Field(default_factory=dict)
     objective: Objective = Field(default_factory=Objective)
     encoder: str = ""
+    encoder_weights: str = Field("", description="The fingerprint of the encoder's weights (catalog.encoders).")
     fitted_on: dict[str, object] = Field(default_factory=dict, description="What data each part was fitted on.")
 
     @model_validator(mode="after")

@@ -347,7 +347,8 @@ def main(argv: list[str] | None = None) -> int:
         scorer = scorer.model_copy(update={"objective": previous.objective})
     scorer = scorer.model_copy(
         update={
-            "encoder": catalogues.settings.embedding_model or "all-MiniLM-L6-v2",
+            "encoder": catalogues.settings.embedder().encoder.name,
+            "encoder_weights": catalogues.settings.embedder().encoder.fingerprint,
             "fitted_on": {
                 "model": {
                     "sources": [_described(s) for s in sources],
