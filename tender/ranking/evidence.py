@@ -66,8 +66,6 @@ BASE = (
     "lexical_top",
     "history",
     "history_requirement",
-    "usage",
-    "used",
     "named",
 )
 FEATURES = tuple(f"{name}:{regime}" for regime in ("history", "cold") for name in BASE) + ("history_regime",)
@@ -92,8 +90,6 @@ def vector(e: Evidence) -> np.ndarray:
             _top(e.lexical_rank),
             e.history,
             e.history_requirement,
-            math.log1p(e.uses),
-            float(e.uses > 0),
             e.named,
         ]
     )
