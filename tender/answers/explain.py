@@ -137,23 +137,25 @@ _LISTS = ("contacted", "proposals", "refusals", "decisions", "confirmations")
 
 def _fitted(call: CallExplained, run_id: str, budget: int, render) -> CallExplained:
     """The call, its longest lists cut until a page of it alone fits (a broadcast reaches hundreds), saying what
-    was left out and where it is."""
+    was left out and where it is (the saying weighed too)."""
     whole = {name: len(getattr(call, name)) for name in _LISTS}
+
+    def told(trimmed: CallExplained) -> CallExplained:
+        shown = ", ".join(
+            f"{len(getattr(trimmed, name))} of {whole[name]} {name}"
+            for name in _LISTS
+            if len(getattr(trimmed, name)) < whole[name]
+        )
+        return trimmed.model_copy(update=dict(left_out=f"Shown: {shown}; runs://{run_id} has every message."))
+
     trimmed = call
-    while _weight(render([trimmed])) > budget:
+    while _weight(render([trimmed if trimmed is call else told(trimmed)])) > budget:
         longest = max(_LISTS, key=lambda name: len(getattr(trimmed, name)))
         items = getattr(trimmed, longest)
         if len(items) <= 1:
             break
         trimmed = trimmed.model_copy(update={longest: items[: len(items) // 2]})
-    if trimmed is call:
-        return call
-    shown = ", ".join(
-        f"{len(getattr(trimmed, name))} of {whole[name]} {name}"
-        for name in _LISTS
-        if len(getattr(trimmed, name)) < whole[name]
-    )
-    return trimmed.model_copy(update=dict(left_out=f"Shown: {shown}; runs://{run_id} has every message."))
+    return call if trimmed is call else told(trimmed)
 
 
 def _names(transcript: Transcript, catalog: Catalog) -> dict[str, str]:
