@@ -148,6 +148,28 @@ def test_history_baselines_run_only_with_history_and_per_need_ones_only_with_nee
     assert "dense per need" in methods_for(metatool, given) and "dense per need" not in methods_for(pw, pw.variants[0])
 
 
+def test_baselines_embed_a_query_once_yet_are_timed_as_if_each_ran_alone(catalogues, requests_file, monkeypatch):
+    from tender.catalog import Catalog
+
+    alone = {m: run(catalogues, requests_file, [m]) for m in ("dense", "hybrid", "knn")}
+    embedded: list[str] = []
+    embed = Catalog.embed
+
+    def counting(self, texts):
+        embedded.extend(texts)
+        return embed(self, texts)
+
+    monkeypatch.setattr(Catalog, "embed", counting)
+    together = run(catalogues, requests_file, ["dense", "hybrid", "knn"])
+    for method, records in alone.items():
+        assert [(r["final"], r["ranked"]) for r in records] == [
+            (r["final"], r["ranked"]) for r in together if r["method"] == method
+        ]
+    queries = [r for r in together if r["method"] == "knn"]
+    assert len(embedded) == len(queries)  # one embedding a query, for the three baselines that ask
+    assert all(r["latency_ms"] > 0 for r in queries)
+
+
 # -- the paired comparison ------------------------------------------------------------------------------------
 def test_two_runs_of_the_same_code_show_no_difference(catalogues, requests_file):
     a = run(catalogues, requests_file, ["manager-led"])
@@ -160,7 +182,7 @@ def test_a_ranking_in_random_order_is_reported_as_a_significant_loss(catalogues,
     good = run(catalogues, requests_file, ["hybrid"])
     shuffle = random.Random(0)
 
-    def shuffled(catalog, text):
+    def shuffled(catalog, text, embed):
         items = [(a, 0.0) for a in catalog.api_ids()]
         shuffle.shuffle(items)
         return items
