@@ -31,7 +31,9 @@ def test_a_detail_without_a_need_of_its_own_stays_with_its_need():
 
 
 def test_values_handed_over_are_details_not_needs():
-    assert read("a pie chart of my budget: rent 1200, food 400").needs == ["a pie chart of my budget: rent 1200, food 400"]
+    assert read("a pie chart of my budget: rent 1200, food 400").needs == [
+        "a pie chart of my budget: rent 1200, food 400"
+    ]
 
 
 def test_the_framing_of_the_app_is_context_not_a_need():
