@@ -2,7 +2,6 @@
 
 import multiprocessing
 import sqlite3
-import threading
 
 import pytest
 import sqlite_utils
@@ -77,26 +76,6 @@ def test_unknown_run_says_where_run_ids_come_from(tmp_path):
     store = RunStore(tmp_path / "runs.db")
     with pytest.raises(UnknownRun, match="recommend_apis"):
         store.get("nope")
-
-
-def test_concurrent_threads_lose_nothing(tmp_path):
-    store = RunStore(tmp_path / "runs.db")
-    errors = []
-
-    def write(worker: int):
-        try:
-            for i in range(50):
-                store.save(make_run(f"{worker}-{i}"))
-        except Exception as error:  # pragma: no cover - the assertion below reports it
-            errors.append(error)
-
-    threads = [threading.Thread(target=write, args=(w,)) for w in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
-    assert store.count() == 400
 
 
 def _write_from_process(path: str, worker: int, count: int) -> None:
