@@ -16,7 +16,9 @@ from pathlib import Path
 import numpy as np
 import sqlite_utils
 
+from . import bm25
 from .ann import DenseSearch, build_key
+from .bm25 import LexicalIndex
 from .database import connect_read_only
 from .embeddings import Embedder
 from .encoders import EncoderId, check_encoder, recorded_encoder
@@ -89,6 +91,7 @@ class Catalog:
         self._lock = threading.Lock()
         self._dense: dict[str, DenseSearch] = {}
         self._dense_lock = threading.Lock()  # apart: a large catalogue's index may take minutes to build
+        self._lexical: LexicalIndex | bool | None = None  # False: FTS5 answers
         self.embedder = embedder
         self.excluded = frozenset(exclude_mashups)
         self._load()
@@ -352,6 +355,9 @@ class Catalog:
         words = list(dict.fromkeys(t for t in terms if t))
         if not words or k <= 0:
             return []
+        index = self._bm25()
+        if index is not None:
+            return [Hit(kind="api", id=i, score=score) for i, score in index.search(words, k, among)]
         match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
         sql = "select rowid, -bm25(items_fts) from items_fts where items_fts match ?"
         params: list = [match]
@@ -366,6 +372,20 @@ class Catalog:
         with self._lock:
             rows = self.db.execute(sql, params).fetchall()
         return [Hit(kind="api", id=int(i), score=float(score)) for i, score in rows]
+
+    def _bm25(self) -> LexicalIndex | None:
+        """A large catalogue's BM25 index (bm25.py), made on first use; None below bm25.FROM_ITEMS items, where
+        FTS5 answers."""
+        with self._dense_lock:
+            if self._lexical is None:
+                items = self.db.execute("select count(*) from items_fts").fetchone()[0]
+                if items < bm25.FROM_ITEMS:
+                    self._lexical = False
+                else:
+                    with self._lock:
+                        rows = self.db.execute("select rowid, name, body from items_fts").fetchall()
+                    self._lexical = LexicalIndex.open(rows, items, bm25.index_path(self.path, build_key(self.meta)))
+            return self._lexical if isinstance(self._lexical, LexicalIndex) else None
 
     def close(self) -> None:
         self.db.close()

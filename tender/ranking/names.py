@@ -34,23 +34,42 @@ def mentions(name: str, text: str) -> float:
     return best
 
 
+_RUN = re.compile(r"[^\W_]+")
+
+
 class NameIndex:
-    """The catalogue's names, for finding those a text names without a regular expression per item and text."""
+    """The catalogue's names, for finding those a text names without a regular expression per item and text.
+
+    Items are filed under the first word of their shortest name form, so a text is checked only against the
+    items whose first word it holds: a name is mentioned only where it starts a word, and there its first word is
+    one of the text's words. (A form that does not start with a letter or digit is checked always.) A scan of
+    every name took 268 ms a requirement at 100,000 items."""
 
     def __init__(self, names: list[tuple[int, str]]):
         self._names = dict(names)
-        self._keys = [(item, name_forms(name)[-1][0].casefold()) for item, name in names]
+        self._by_word: dict[str, list[tuple[int, int, str]]] = {}
+        self._always: list[tuple[int, int, str]] = []
+        for order, (item, name) in enumerate(names):
+            key = name_forms(name)[-1][0].casefold()
+            if len(key) < 3:
+                continue
+            first = _RUN.match(key)
+            if first is None:
+                self._always.append((order, item, key))
+            else:
+                self._by_word.setdefault(first.group(0), []).append((order, item, key))
         self._cache: dict[str, dict[int, float]] = {}
 
     def named(self, text: str) -> dict[int, float]:
-        """The items the text names, with how surely (see mentions)."""
+        """The items the text names, with how surely (see mentions), in catalogue order."""
         found = self._cache.get(text)
         if found is None:
             lowered = text.casefold()
+            filed = [entry for word in set(_RUN.findall(lowered)) for entry in self._by_word.get(word, ())]
             found = {
                 item: m
-                for item, key in self._keys
-                if len(key) >= 3 and key in lowered and (m := mentions(self._names[item], text)) > 0
+                for _, item, key in sorted(filed + self._always)
+                if key in lowered and (m := mentions(self._names[item], text)) > 0
             }
             if len(self._cache) > 256:
                 self._cache.clear()
