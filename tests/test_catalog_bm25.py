@@ -62,3 +62,35 @@ def test_without_bm25s_a_large_catalogue_says_what_to_install(catalog_path, embe
     catalog = Catalog(catalog_path, embedder=embedder)
     with pytest.raises(bm25.TenderError, match=r"pip install 'tender-mcp\[large\]'"):
         catalog.lexical(["maps"])
+
+
+@pytest.fixture(autouse=True)
+def no_index_left(catalog_path):
+    """The fixture catalogue is shared: each test's index goes with it."""
+    yield
+    import shutil
+
+    for folder in catalog_path.parent.glob(f"{catalog_path.name}.*.bm25s"):
+        shutil.rmtree(folder)
+
+
+@NEEDS_BM25S
+def test_growth_measures_latency_and_both_indexes_recall(catalog_path, monkeypatch, capsys):
+    import argparse
+    import json
+
+    from tender.catalog import ann
+    from tender.evaluation import growth
+
+    monkeypatch.setenv("TENDER_EMBEDDING_MODEL", "hashing")
+    monkeypatch.setattr(bm25, "FROM_ITEMS", 0)
+    monkeypatch.setattr(ann, "EXACT_BELOW", 0)
+    growth.bench(argparse.Namespace(db=catalog_path, requests=3, seed=0))
+    timed = json.loads(capsys.readouterr().out)
+    assert timed["requests"] == 3 and timed["p50_ms"] > 0
+    if importlib.util.find_spec("usearch") is not None:
+        growth.recall(argparse.Namespace(db=catalog_path, queries=3, seed=0))
+        measured = json.loads(capsys.readouterr().out)
+        assert 0 <= measured["lexical_recall_at_50"] <= 1 and measured["api_recall_at_50"] > 0
+        for path in catalog_path.parent.glob("*.usearch"):
+            path.unlink()

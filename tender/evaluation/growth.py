@@ -107,6 +107,11 @@ def base_vectors(path: Path) -> dict[str, dict[int, np.ndarray]]:
     return found
 
 
+def sample_ids(ids: list[int], n: int, seed: int) -> list[int]:
+    """n of the ids, drawn without replacement; the same seed always draws the same ones."""
+    return sorted(random.Random(seed).sample(sorted(ids), min(n, len(ids))))
+
+
 def peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -173,8 +178,7 @@ def bench(args) -> None:
     from tender.catalog import Catalog
     from tender.server.context import one_thread_each
 
-    from .metrics import percentile
-    from .split import sample_ids
+    from .gold import percentile
 
     started = time.perf_counter()
     catalog = Catalog(args.db, embedder=Settings.from_env().embedder(catalog=args.db))
@@ -211,12 +215,12 @@ def bench(args) -> None:
 
 def recall(args) -> None:
     """The approximate index's recall against exact search at the ranking's depth, per kind, on real queries (mashup
-    descriptions, embedded by the real encoder); its build time and size, and each search's time."""
+    descriptions, embedded by the real encoder); its build time and size, and each search's time. Then the BM25
+    index's recall against FTS5 at the same depth, on the same queries, and the time of each."""
     from tender.catalog import Catalog
     from tender.catalog.ann import Similarities, build_key, index_path
+    from tender.ranking.lexical import query_terms
     from tender.ranking.retrieval import DEPTH
-
-    from .split import sample_ids
 
     catalog = Catalog(args.db, embedder=Settings.from_env().embedder(catalog=args.db))
     ids = sample_ids([m.id for m in catalog.mashups()], args.queries, args.seed)
@@ -232,17 +236,34 @@ def recall(args) -> None:
         found, exact_ms, ann_ms = [], [], []
         for query in queries:
             t0 = time.perf_counter()
-            exact = set(np.argpartition(-(matrix @ query), DEPTH)[:DEPTH].tolist())
+            depth = min(DEPTH, len(matrix))
+            exact = set(np.argpartition(-(matrix @ query), depth - 1)[:depth].tolist())
             exact_ms.append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
             similarities = search.similarities(query)
             nearest = search.nearest(similarities, everyone, DEPTH)
             ann_ms.append((time.perf_counter() - t0) * 1000)
             assert isinstance(similarities, Similarities), "a catalogue under 50,000 items is searched exactly"
-            found.append(len(exact.intersection(nearest)) / DEPTH)
+            found.append(len(exact.intersection(nearest)) / depth)
         result[f"{kind}_recall_at_{DEPTH}"] = round(float(np.mean(found)), 4)
         result[f"{kind}_exact_ms_p50"] = round(float(np.median(exact_ms)), 1)
         result[f"{kind}_index_ms_p50"] = round(float(np.median(ann_ms)), 2)
+    started = time.perf_counter()
+    catalog.lexical(["index"])  # the BM25 index, built on first use
+    result["lexical_index_s"] = round(time.perf_counter() - started, 1)
+    found, fts5_ms, index_ms = [], [], []
+    for i in ids:
+        words = query_terms(catalog.get_mashup(i).description)
+        t0 = time.perf_counter()
+        exact = {h.id for h in catalog.fts5(words, DEPTH) if h.score > 1e-3}  # FTS5 lists word-less rows near 0
+        fts5_ms.append((time.perf_counter() - t0) * 1000)
+        t0 = time.perf_counter()
+        indexed = {h.id for h in catalog.lexical(words, DEPTH)}
+        index_ms.append((time.perf_counter() - t0) * 1000)
+        found.append(len(exact & indexed) / len(exact) if exact else 1.0)
+    result[f"lexical_recall_at_{DEPTH}"] = round(float(np.mean(found)), 4)
+    result["lexical_fts5_ms_p50"] = round(float(np.median(fts5_ms)), 1)
+    result["lexical_index_ms_p50"] = round(float(np.median(index_ms)), 2)
     result["peak_rss_mib"] = round(peak_mib())
     print(json.dumps(result))
 
