@@ -103,3 +103,18 @@ def test_training_draws_no_dev_or_test_mashup():
 
 def test_the_model_file_is_package_data():
     assert MODEL_FILE.parent == Path(__file__).resolve().parents[1] / "tender" / "ranking"
+
+
+def test_every_trained_component_in_the_package_records_what_it_was_fitted_on():
+    package = Path(__file__).resolve().parents[1] / "tender"
+    for path in [
+        *sorted((package / "ranking").glob("model*.json")),
+        *sorted((package / "evaluation" / "r2api_models").glob("*.json")),
+    ]:
+        fitted = json.loads(path.read_text())["fitted_on"]
+        assert "train" in json.dumps(fitted["model"]) and "dev" in json.dumps(fitted["calibration"]), path.name
+        if path.parent.name == "r2api_models":
+            assert f"R2API {path.stem}" in fitted["model"]["parts"], path.name  # its fold left out
+    for delta in sorted((package / "catalog" / "assets").glob("*.npz")):
+        record = json.loads(delta.with_suffix(".json").read_text())
+        assert record["fitted_on"]["parts"], delta.name
