@@ -4,8 +4,8 @@ Below EXACT_BELOW items it is exact, one matrix product, as it always was. Above
 costs more than a request may (about 150 ms each, twice a function), so an approximate index (an HNSW graph,
 usearch, chosen by measurement: docs/deployment.md, "Growth") finds the FOUND rows nearest to the query; those are
 scored exactly, and any other row is scored exactly when it is read. The index is built on first use and kept
-beside the catalogue (`<catalog>.<key>-m<M>e<ef>.<kind>.usearch`, naming the build it indexes and the graph), memory-mapped, so
-that replicas on one machine share it and a restart does not build it again."""
+beside the catalogue (`<catalog>.<key>-m<M>e<ef>.<kind>.usearch`, naming the build it indexes and the graph),
+memory-mapped, so that replicas on one machine share it and a restart does not build it again."""
 
 import hashlib
 import os

@@ -17,7 +17,7 @@ import re
 import shutil
 import tempfile
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -66,17 +66,17 @@ class LexicalIndex:
     """The catalogue's rows (rowid, name, body) in a bm25s index; `search` answers like Catalog.lexical's FTS5."""
 
     def __init__(self, retriever, rowids: np.ndarray, tokenizer: Tokenizer):
-        self._retriever, self._rowids, self._tokenize = retriever, rowids, tokenizer
-        self._row_of = {int(r): i for i, r in enumerate(rowids)}
+        self._retriever, self._rowids, self._tokenize = retriever, rowids, tokenizer  # rowids ascending
         self._vocab = retriever.vocab_dict
 
     @classmethod
-    def open(cls, rows: "Iterable[tuple[int, str, str]]", items: int, path: Path) -> "LexicalIndex":
-        """The index at `path`, memory-mapped; built from `rows` first where there is none."""
+    def open(cls, rows: "Callable[[], Iterable[tuple[int, str, str]]]", items: int, path: Path) -> "LexicalIndex":
+        """The index at `path`, memory-mapped; built first where there is none, from `rows()` (rowid, name, body in
+        rowid order), which is read only then."""
         bm25s, _ = _libraries(items)
         tokenizer = Tokenizer(items)
         if not (path / "rowids.npy").is_file():
-            build(rows, items, path, tokenizer)
+            build(rows(), items, path, tokenizer)
         retriever = bm25s.BM25.load(str(path), mmap=True, show_progress=False)
         return cls(retriever, np.load(path / "rowids.npy", mmap_mode="r"), tokenizer)
 
@@ -91,7 +91,9 @@ class LexicalIndex:
         """(rowid, score) of the best k rows holding any of the words (only those of `among`), best first."""
         scores = self._scores(words)
         if among is not None:
-            rows = np.array([self._row_of[i] for i in among if i in self._row_of], dtype=np.int64)
+            wanted = np.fromiter((int(i) for i in among), dtype=np.int64)
+            rows = np.searchsorted(self._rowids, wanted)
+            rows = rows[(rows < len(self._rowids)) & (self._rowids[np.minimum(rows, len(self._rowids) - 1)] == wanted)]
         else:
             rows = np.flatnonzero(scores > 0)
         rows = rows[scores[rows] > 0]
@@ -105,13 +107,10 @@ def build(rows: "Iterable[tuple[int, str, str]]", items: int, path: Path, tokeni
     """Index the rows, write the index to a folder beside `path`, then rename it into place."""
     bm25s, _ = _libraries(items)
     rowids: list[int] = []
-
-    def documents() -> Iterator[list[str]]:
-        for rowid, name, body in rows:
-            rowids.append(int(rowid))
-            yield tokenizer(f"{name} {body}")
-
-    corpus = list(documents())
+    corpus: list[list[str]] = []
+    for rowid, name, body in rows:
+        rowids.append(int(rowid))
+        corpus.append(tokenizer(f"{name} {body}"))
     retriever = bm25s.BM25(k1=K1, b=B, method="atire", idf_method="robertson")
     retriever.index(corpus, show_progress=False)
     folder = Path(tempfile.mkdtemp(prefix=f"{path.name}.tmp-", dir=path.parent))

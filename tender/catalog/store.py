@@ -381,16 +381,19 @@ class Catalog:
     def _bm25(self) -> LexicalIndex | None:
         """A large catalogue's BM25 index (bm25.py), made on first use; None below bm25.FROM_ITEMS items, where
         FTS5 answers."""
-        with self._dense_lock:
-            if self._lexical is None:
-                items = self.db.execute("select count(*) from items_fts").fetchone()[0]
-                if items < bm25.FROM_ITEMS:
-                    self._lexical = False
-                else:
+        if self._lexical is None:
+            with self._dense_lock:
+                if self._lexical is None:
                     with self._lock:
-                        rows = self.db.execute("select rowid, name, body from items_fts").fetchall()
-                    self._lexical = LexicalIndex.open(rows, items, bm25.index_path(self.path, build_key(self.meta)))
-            return self._lexical if isinstance(self._lexical, LexicalIndex) else None
+                        items = self.db.execute("select count(*) from items_fts").fetchone()[0]
+
+                    def rows() -> list[tuple[int, str, str]]:
+                        with self._lock:
+                            return self.db.execute("select rowid, name, body from items_fts order by rowid").fetchall()
+
+                    path = bm25.index_path(self.path, build_key(self.meta))
+                    self._lexical = False if items < bm25.FROM_ITEMS else LexicalIndex.open(rows, items, path)
+        return self._lexical if isinstance(self._lexical, LexicalIndex) else None
 
     def close(self) -> None:
         self.db.close()

@@ -345,10 +345,11 @@ def main(argv: list[str] | None = None) -> int:
         )
     elif previous:
         scorer = scorer.model_copy(update={"objective": previous.objective})
+    encoder = catalogues.settings.embedder().encoder
     scorer = scorer.model_copy(
         update={
-            "encoder": catalogues.settings.embedder().encoder.name,
-            "encoder_weights": catalogues.settings.embedder().encoder.fingerprint,
+            "encoder": encoder.name,
+            "encoder_weights": encoder.fingerprint,
             "fitted_on": {
                 "model": {
                     "sources": [_described(s) for s in sources],
