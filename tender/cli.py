@@ -982,6 +982,12 @@ def evaluate_command(
     from tender.evaluation.compare import report
     from tender.evaluation.runner import Job, methods_for, read_records, run_job, summarise, write_records
 
+    from tender.server.context import one_thread_each
+
+    # As the server answers: one core a query. With numpy's BLAS threads spinning on top, an R2API fold took
+    # 80 s beside another process instead of about 40, and every latency figure counted the spinning.
+    one_thread_each()
+
     if compared:
         a, b = (read_records(p) for p in compared)
         method_a, method_b = pair.split(":", 1) if pair else (None, None)

@@ -218,3 +218,22 @@ def test_parts_run_side_by_side_give_the_records_one_process_gives(catalogues, r
     one = records(1)
     assert len(one) == 4 * 4  # manager-led and the three baselines that apply, four requests each
     assert records(2) == one
+
+
+def test_the_evaluation_answers_on_one_core_a_query_as_the_server_does(tmp_path):
+    """Math libraries' own threads on top of the processes of --jobs oversubscribe the cores and count their
+    spinning into every latency figure."""
+    import subprocess
+    import sys
+
+    records = tmp_path / "records.jsonl"
+    records.write_text("")
+    probe = (
+        "import sys; from click.testing import CliRunner; from threadpoolctl import threadpool_info;"
+        "from tender.cli import main;"
+        f"done = CliRunner().invoke(main, ['eval', '--compare', {str(records)!r}, {str(records)!r}]);"
+        "print(sorted({p['num_threads'] for p in threadpool_info()}))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[1]"
