@@ -128,3 +128,12 @@ def test_one_model_pass_gives_a_text_and_its_parts_read_in_context():
         assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-5)
         # Each part in context stays closest to the same part embedded alone.
         assert int(np.argmax(alone @ vector)) == i
+
+
+def test_the_apis_of_several_categories_come_each_once_in_the_categories_order(catalog):
+    names = [c.name for c in sorted(catalog.categories(), key=lambda c: -c.api_count)[:3]]
+    each = [[a.id for a in catalog.apis() if name in a.categories] for name in names]
+    union = list(dict.fromkeys(i for ids in each for i in ids))
+    assert catalog.apis_in_categories(names) == union
+    assert catalog.first_apis_in_categories([*names, names[0]], 2) == (union[:2], len(union))
+    assert catalog.first_apis_in_categories([], 5) == ([], 0)

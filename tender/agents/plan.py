@@ -61,14 +61,36 @@ class RecommendedApi(BaseModel):
     tool: str = Field("", description="MCP tools: the tool's name on that server.")
 
 
+CATEGORY_IDS = 1_000  # ids a plan lists of its mapped categories' APIs: at a million items they number 100,000s
+
+
 class Stages(BaseModel):
-    """Candidate API ids at each stage: the ranking's candidates for the functions (best first), all APIs of the
-    mapped categories, all proposed (best bid first), final."""
+    """Candidate API ids at each stage: the ranking's candidates for the functions (best first), the APIs of the
+    mapped categories (the first CATEGORY_IDS; `category_total` counts them all), all proposed (best bid first),
+    final."""
 
     candidates: list[int] = Field(default_factory=list)
     category: list[int] = Field(default_factory=list)
     bidding: list[int] = Field(default_factory=list)
     final: list[int] = Field(default_factory=list)
+    category_total: int | None = Field(None, description="APIs of the mapped categories; None: `category` is all.")
+
+    def sizes(self) -> dict[str, int]:
+        """How many ids each stage holds, listed or not."""
+        sizes = {name: len(getattr(self, name)) for name in STAGE_LISTS}
+        if self.category_total is not None:
+            sizes["category"] = self.category_total
+        return sizes
+
+    def capped(self, limit: int) -> "Stages":
+        """Each stage's first `limit` ids (the category stage's count kept)."""
+        return self.model_copy(
+            update={name: getattr(self, name)[:limit] for name in STAGE_LISTS}
+            | {"category_total": self.sizes()["category"]}
+        )
+
+
+STAGE_LISTS = ("candidates", "category", "bidding", "final")
 
 
 class TokenCount(BaseModel):

@@ -15,7 +15,7 @@ from .context import RunContext
 from .contractor import ContractorPool
 from .language import NAMES, language
 from .manager import Manager, Negotiation
-from .plan import Plan, RecommendedApi, Run, Stages
+from .plan import CATEGORY_IDS, Plan, RecommendedApi, Run, Stages
 from .reasoners.base import Reasoner
 from .request import InvalidRequest, Request
 from .routing import Router
@@ -190,9 +190,15 @@ class Tender:
         context.cost.messages = len(negotiation.transcript.messages)
         context.cost.contractors_contacted = len(negotiation.contacted)
         contract_net = protocols.PROTOCOLS[request.protocol].contract_net
+        category, in_categories = (
+            self.catalog.first_apis_in_categories(negotiation.mapped_categories, CATEGORY_IDS)
+            if contract_net
+            else ([], 0)
+        )
         stages = Stages(
             candidates=negotiation.candidates(),
-            category=self.catalog.apis_in_categories(negotiation.mapped_categories) if contract_net else [],
+            category=category,
+            category_total=in_categories,
             bidding=protocols.bids_best_first(outcome),
             final=list(outcome.final),
         )

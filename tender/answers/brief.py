@@ -142,13 +142,12 @@ def recommendation(run: Run, catalog: Catalog | None = None, detail: Detail = "s
         notes=plan.notes,
     )
     if detail == "full":
-        stages = {name: ids[:STAGE_IDS] for name, ids in plan.stages.model_dump().items()}
         result = result.model_copy(
             update=dict(
                 detail="full",
                 requirement=plan.requirement,
                 organisation=plan.organisation,
-                stages=type(plan.stages)(**stages),
+                stages=plan.stages.capped(STAGE_IDS),
                 cost=plan.cost,
                 latency_ms=plan.latency_ms,
                 constraints=plan.constraints,

@@ -8,7 +8,7 @@ import re
 
 from tender.agents.diagram import sequence_diagram, summary_diagram
 from tender.agents.messages import Transcript
-from tender.agents.plan import Run, Stages
+from tender.agents.plan import Run
 from tender.catalog import Catalog
 from tender.errors import InputToFix
 from tender.ranking.evidence import Evidence
@@ -72,9 +72,9 @@ def explain(
                 requirement=plan.requirement,
                 steps=[s for s in plan.steps if step_id in (None, s.id)],
                 backtracking=transcript.backtracking,
-                stages=_capped(plan.stages),
+                stages=plan.stages.capped(STAGE_IDS),
                 cost=plan.cost,
-                stage_sizes=StageSizes(**{name: len(ids) for name, ids in plan.stages.model_dump().items()}),
+                stage_sizes=StageSizes(**plan.stages.sizes()),
             )
         )
 
@@ -124,12 +124,6 @@ def _only(transcript: Transcript, tasks: set[str]) -> Transcript:
         backtracking=list(transcript.backtracking),
         notes=transcript.notes,
     )
-
-
-def _capped(stages: Stages) -> Stages:
-    """Each stage's first STAGE_IDS ids: a large catalogue's category stage runs to thousands (stage_sizes
-    gives the counts, runs://{run_id} the whole lists)."""
-    return Stages(**{name: ids[:STAGE_IDS] for name, ids in stages.model_dump().items()})
 
 
 _LISTS = ("contacted", "proposals", "refusals", "decisions", "confirmations")

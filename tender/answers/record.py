@@ -36,7 +36,7 @@ def record(entry: StoredRun, catalog_state: str | None, budget: int = RESOURCE_B
         "next": transcript_uri(run.plan.run_id, 1),
     }
     if len(compact(data).encode()) > budget:  # a large catalogue's stage lists run to thousands of ids
-        plan["stages"] = {name: ids[:STAGE_IDS] for name, ids in plan["stages"].items()}
+        plan["stages"] = run.plan.stages.capped(STAGE_IDS).model_dump(mode="json")
         plan["notes"] = [*plan["notes"], f"Each stage lists its first {STAGE_IDS} ids here."]
     return data
 

@@ -119,8 +119,9 @@ class Catalog:
             self._provider_apis[api.provider_name].append(api.id)
         self._categories = [Category(**row) for row in self.db["categories"].rows_where(order_by="name")]
         self._category_apis: dict[str, list[int]] = defaultdict(list)
+        self._category_arrays: dict[str, np.ndarray] = {}
         for api_id, names in categories_of.items():
-            for name in names:
+            for name in dict.fromkeys(names):  # two raw names may clean to one
                 self._category_apis[name].append(api_id)
 
         apis_of: dict[int, list[int]] = defaultdict(list)
@@ -259,10 +260,32 @@ class Catalog:
         raise CategoryNotFound(name, close)
 
     def apis_in_categories(self, names: Iterable[str]) -> list[int]:
-        seen: dict[int, None] = {}
-        for name in names:
-            seen.update(dict.fromkeys(self._category_apis.get(name, [])))
-        return list(seen)
+        """The APIs of these categories, each once, in the categories' order."""
+        return self.first_apis_in_categories(names, None)[0]
+
+    def first_apis_in_categories(self, names: Iterable[str], limit: int | None) -> tuple[list[int], int]:
+        """The first `limit` APIs of these categories (each once, in the categories' order) and how many they hold.
+        At a million items a few categories hold hundreds of thousands: their union is made over an id mask, not a
+        dict of every id, and only the first `limit` become Python ints."""
+        arrays = [self._members(name) for name in dict.fromkeys(names)]
+        if len(arrays) == 1:  # a category lists each API once
+            return arrays[0][:limit].tolist(), len(arrays[0])
+        if not arrays:
+            return [], 0
+        seen = np.zeros(max((int(a.max()) for a in arrays if len(a)), default=0) + 1, dtype=bool)
+        union = []
+        for ids in arrays:
+            ids = ids[~seen[ids]]
+            seen[ids] = True
+            union.append(ids)
+        every = np.concatenate(union)
+        return every[:limit].tolist(), len(every)
+
+    def _members(self, category: str) -> np.ndarray:
+        members = self._category_arrays.get(category)
+        if members is None:  # made on first use (a race makes the same array twice, harmlessly)
+            members = self._category_arrays[category] = np.asarray(self._category_apis.get(category, []), np.int64)
+        return members
 
     def mashups(self) -> list[Mashup]:
         """Every mashup the catalogue may use (left-out ones are absent)."""

@@ -2,13 +2,13 @@
 
 import re
 
-_patterns: dict[str, re.Pattern] = {}
-
 
 def name_forms(name: str) -> list[tuple[str, float]]:
     """Ways a requirement may name an item, with how sure the match is: the full name (without a trailing 'API'),
     and for a name of several words the name without its last word."""
-    full = re.sub(r"\s+API$", "", name.strip(), flags=re.I)
+    full = name.strip()
+    if len(full) > 3 and full[-3:].casefold() == "api" and full[-4].isspace():
+        full = full[:-3].rstrip()
     forms = [(full, 1.0)]
     words = full.split()
     if len(words) > 1:
@@ -16,20 +16,34 @@ def name_forms(name: str) -> list[tuple[str, float]]:
     return forms
 
 
-def mentions(name: str, text: str) -> float:
+def _inside_a_word(ch: str) -> bool:
+    return ch.isalnum() or ch in "_-"
+
+
+def _occurs(form: str, text: str) -> bool:
+    """Whether `form` occurs in `text` as whole words: neither glued to a letter, digit, '_' or '-' before it
+    nor after it. (No regular expression per name: compiling one for each of a million names' forms cost more
+    than the rest of a request.)"""
+    start = text.find(form)
+    while start >= 0:
+        end = start + len(form)
+        if (start == 0 or not _inside_a_word(text[start - 1])) and (end == len(text) or not _inside_a_word(text[end])):
+            return True
+        start = text.find(form, start + 1)
+    return False
+
+
+def mentions(name: str, text: str, lowered: str | None = None) -> float:
     """1.0 if the item is named in full in the text, 0.5 if only by its first words, else 0. Case-sensitive for
     short names, which are often common words ('Box', 'Events'), and for first words, which are often ordinary
-    words in lower case ('internet' does not name 'Internet Archive')."""
+    words in lower case ('internet' does not name 'Internet Archive'). `lowered`: the text in lower case, where
+    the caller has it."""
     best = 0.0
     for form, strength in name_forms(name):
         if len(form) < 3 or strength <= best:
             continue
         exact = len(form) <= 5 or form.islower() or strength < 1.0
-        key = f"{form}\x00{exact}"
-        pattern = _patterns.get(key)
-        if pattern is None:
-            pattern = _patterns[key] = re.compile(rf"(?<![\w-]){re.escape(form)}(?![\w-])", 0 if exact else re.I)
-        if form.casefold() in text.casefold() and pattern.search(text):
+        if _occurs(form, text) if exact else _occurs(form.lower(), lowered if lowered is not None else text.lower()):
             best = strength
     return best
 
@@ -64,12 +78,12 @@ class NameIndex:
         """The items the text names, with how surely (see mentions), in catalogue order."""
         found = self._cache.get(text)
         if found is None:
-            lowered = text.casefold()
+            lowered, lower = text.casefold(), text.lower()
             filed = [entry for word in set(_RUN.findall(lowered)) for entry in self._by_word.get(word, ())]
             found = {
                 item: m
                 for _, item, key in sorted(filed + self._always)
-                if key in lowered and (m := mentions(self._names[item], text)) > 0
+                if key in lowered and (m := mentions(self._names[item], text, lower)) > 0
             }
             if len(self._cache) > 256:
                 self._cache.clear()
