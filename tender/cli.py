@@ -981,7 +981,6 @@ def evaluate_command(
     from tender.evaluation.catalogues import Catalogues
     from tender.evaluation.compare import report
     from tender.evaluation.runner import Job, methods_for, read_records, run_job, summarise, write_records
-
     from tender.server.context import one_thread_each
 
     # As the server answers: one core a query. With numpy's BLAS threads spinning on top, an R2API fold took
