@@ -78,7 +78,7 @@ def api_choice(award: Award, bid: Propose | None, catalog: Catalog | None) -> Ap
             api = catalog.get_api(award.api_id)
         except ApiNotFound:
             pass
-    usage = catalog.usage_count(award.api_id) if api is not None else None
+    usage = catalog.usage_count(award.api_id) if catalog is not None and api is not None else None
     provider = getattr(api, "provider", "") or None
     return ApiChoice(
         api_id=award.api_id,

@@ -1,5 +1,7 @@
 """APIs found by meaning: what the search_apis tool and `tender catalog search` both return."""
 
+from collections.abc import Sequence
+
 from tender.catalog import Catalog, TenderError
 
 from .schemas import ApiHit, SearchResults
@@ -21,7 +23,7 @@ def check_query(query: str, what: str = "query") -> str:
     return query
 
 
-def find_apis(catalog: Catalog, query: str, categories: list[str] = (), limit: int = 10) -> SearchResults:
+def find_apis(catalog: Catalog, query: str, categories: Sequence[str] = (), limit: int = 10) -> SearchResults:
     """Best match first, optionally within categories. Raises TenderError for an empty or overlong query and
     CategoryNotFound (with close names) for a category the catalogue lacks."""
     check_query(query)

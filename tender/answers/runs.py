@@ -116,7 +116,7 @@ class RunsUnavailable(TenderError):
 
 
 class RunNotStored(TenderError):
-    def __init__(self, path: Path | str, error: Exception):
+    def __init__(self, path: Path | str, error: BaseException):
         super().__init__(
             f"This plan could not be stored in {path} ({_reason(error)}), so explain_bids (`tender explain`) will not "
             "find its run_id."
@@ -124,7 +124,7 @@ class RunNotStored(TenderError):
         self.path = path
 
 
-def _reason(error: Exception) -> str:
+def _reason(error: BaseException) -> str:
     if isinstance(error, OSError) and error.strerror:
         return f"{error.strerror.lower()}: {error.filename}" if error.filename else error.strerror.lower()
     return redact(" ".join(str(error).split())) or type(error).__name__
@@ -233,7 +233,9 @@ class RunStore:
                 with write_transaction(self.db):
                     self.db["runs"].insert(row, replace=True)
         except (sqlite3.Error, OSError, RunsUnavailable) as error:
-            raise RunNotStored(self.path, error.__cause__ if isinstance(error, RunsUnavailable) else error) from error
+            raise RunNotStored(
+                self.path, (error.__cause__ or error) if isinstance(error, RunsUnavailable) else error
+            ) from error
         return run.plan.run_id
 
     def get(self, run_id: str) -> Run:
@@ -328,8 +330,10 @@ class Store(Protocol):
     """What the server and the CLI use of a runs store, whichever keeps the runs (RunStore, PostgresRunStore,
     NoHistory). `path` is where, as shown: a file, or a URL with its password masked."""
 
-    path: Path | str
-    keeps_history: bool
+    @property
+    def path(self) -> Path | str: ...  # read-only here: a store's own may be the narrower Path
+    @property
+    def keeps_history(self) -> bool: ...
 
     def save(self, run: Run, catalog: CatalogRef | None = None) -> str: ...
     def get(self, run_id: str) -> Run: ...
@@ -346,7 +350,7 @@ def is_url(location: Path | str) -> bool:
 
 def shown(location: Path | str) -> Path | str:
     """The location as messages and logs give it: a URL without its password."""
-    return redact(location) if is_url(location) else Path(location)
+    return redact(str(location)) if is_url(location) else Path(location)
 
 
 def open_store(location: Path | str) -> "RunStore | PostgresRunStore":

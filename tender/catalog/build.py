@@ -9,7 +9,7 @@ import sqlite3
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +34,7 @@ from .sources import Loaded, load_jsonl
 MAX_EMBEDDED_CHARS = 4_000
 
 
-def capped(items: list[tuple]) -> tuple[list[tuple], int]:
+def capped(items: Sequence[tuple[int | str, str]]) -> tuple[list[tuple[int | str, str]], int]:
     """(items with each text cut at MAX_EMBEDDED_CHARS, how many were cut)."""
     cut = sum(len(text) > MAX_EMBEDDED_CHARS for _, text in items)
     return [(key, text[:MAX_EMBEDDED_CHARS]) for key, text in items], cut

@@ -82,7 +82,7 @@ async def load(url: str, texts: list[str], clients: int, calls: int) -> dict:
                 finally:
                     latencies.append(time.perf_counter() - started)
                 if result.is_error:
-                    errors.append(result.content[0].text)
+                    errors.append(getattr(result.content[0], "text", "an error without text"))
                 else:
                     run_ids.append(result.structured_content["run_id"])
 

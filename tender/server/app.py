@@ -78,13 +78,9 @@ def build_server(
     their own agents); `bearer_token` makes the HTTP transport require `Authorization: Bearer <token>`."""
     settings = settings or Settings()
     shared = SharedApp(open_app or (lambda: AppContext.open(settings)))
-    auth = {}
-    if bearer_token:
-        # Resource-server settings without an authorization server: the token is checked, nothing else.
-        auth = {
-            "auth": AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None),
-            "token_verifier": StaticTokenVerifier(bearer_token),
-        }
+    # Resource-server settings without an authorization server: the token is checked, nothing else.
+    auth = AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None) if bearer_token else None
+    verifier = StaticTokenVerifier(bearer_token) if bearer_token else None
     server = TenderServer(
         "tender",
         title="Tender: Web API recommendations by contract net",
@@ -92,7 +88,8 @@ def build_server(
         version=_version(),
         lifespan=shared.lifespan,
         log_level="INFO",
-        **auth,
+        auth=auth,
+        token_verifier=verifier,
     )
     tools.register(server)
     resources.register(server, shared)
@@ -196,7 +193,7 @@ def serve(
         port=port,
         log_config=log_config,
         http=bounded_protocol(max_connections, idle_s),
-        timeout_keep_alive=min(5, idle_s),
+        timeout_keep_alive=max(1, int(min(5, idle_s))),  # whole seconds, as uvicorn takes them
     )
 
 

@@ -7,6 +7,7 @@ complete a request's headers within `idle_s` of opening (or of its last response
 `max_connections` are open: past that, the oldest connection waiting for a request is closed to make room, so
 a client with a real request still gets in."""
 
+import asyncio
 import logging
 import resource
 import threading
@@ -30,7 +31,7 @@ def bounded_protocol(max_connections: int, idle_s: float = DEFAULT_IDLE_S) -> ty
     class BoundedH11Protocol(H11Protocol):
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
-            self._idle_timer = None
+            self._idle_timer: asyncio.TimerHandle | None = None
             if len(self.connections) > max_connections:
                 oldest = next(iter(waiting.values()), None)
                 if oldest is None:  # every connection is busy with a request: refuse this one
@@ -61,8 +62,9 @@ def bounded_protocol(max_connections: int, idle_s: float = DEFAULT_IDLE_S) -> ty
 
         def _stop_waiting(self) -> None:
             waiting.pop(id(self), None)
-            if getattr(self, "_idle_timer", None) is not None:
-                self._idle_timer.cancel()
+            timer = getattr(self, "_idle_timer", None)
+            if timer is not None:
+                timer.cancel()
                 self._idle_timer = None
 
         def _close_idle(self) -> None:

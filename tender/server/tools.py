@@ -515,7 +515,10 @@ def list_categories(
         counts = {c.name: c.api_count for c in catalog.categories()}
         if query and query.strip():
             hits = catalog.search(check_query(query), kind="category", k=offset + limit)[offset:]
-            shown = [CategoryInfo(name=h.id, api_count=counts.get(h.id, 0), similarity=round(h.score, 4)) for h in hits]
+            shown = [
+                CategoryInfo(name=str(h.id), api_count=counts.get(str(h.id), 0), similarity=round(h.score, 4))
+                for h in hits
+            ]
         else:
             largest = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[offset : offset + limit]
             shown = [CategoryInfo(name=name, api_count=n) for name, n in largest]

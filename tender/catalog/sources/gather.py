@@ -1,6 +1,7 @@
 """Every source named for one build, read in a fixed order (JSONL, OpenAPI, listings, live servers), each
 raising a SourceError that names it before anything is written."""
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from ...errors import SourceError
@@ -10,7 +11,7 @@ from .mcp import Server, load_listing, load_servers, server_from_argument, serve
 from .openapi import load_openapi
 
 
-def named_servers(mcp: list[str] = (), mcp_config: list[Path] = ()) -> list[Server]:
+def named_servers(mcp: Sequence[str] = (), mcp_config: Sequence[Path] = ()) -> list[Server]:
     return [server_from_argument(text) for text in mcp] + [s for path in mcp_config for s in servers_from_config(path)]
 
 
@@ -18,10 +19,10 @@ def gather(
     *,
     apis: Path | None = None,
     mashups: Path | None = None,
-    openapi: list[Path] = (),
-    mcp: list[str] = (),
-    mcp_config: list[Path] = (),
-    mcp_listing: list[Path] = (),
+    openapi: Sequence[Path] = (),
+    mcp: Sequence[str] = (),
+    mcp_config: Sequence[Path] = (),
+    mcp_listing: Sequence[Path] = (),
     timeout: float = 30.0,
     skip_failed: bool = False,
 ) -> list[Loaded]:

@@ -144,7 +144,8 @@ async def _list_tools(server: Server) -> list[dict]:
 
     async def pages(session: ClientSession) -> list[dict]:
         await session.initialize()
-        tools, cursor, seen = [], None, set()
+        tools: list[dict] = []
+        cursor, seen = None, set()
         for _ in range(MAX_PAGES):
             result = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
             tools.extend(t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in result.tools)
@@ -238,10 +239,10 @@ def _describe(error: BaseException, with_notes: bool = True) -> str:
     if isinstance(error, BaseExceptionGroup):
         return "; ".join(_describe(e, with_notes) for e in error.exceptions)
     text = str(error) or type(error).__name__
-    notes = " ".join(dict.fromkeys(notes)) if with_notes else ""
+    stderr = " ".join(dict.fromkeys(notes)) if with_notes else ""
     if isinstance(error, FileNotFoundError):
         text = f"no such command ({error.filename or error})"
-    return f"{text}; its stderr: {notes}" if notes else text
+    return f"{text}; its stderr: {stderr}" if stderr else text
 
 
 def list_servers(
@@ -319,8 +320,9 @@ def tools_of(listing: ServerListing, status_source: str, origin: str) -> list[Ap
         title = tool.title or (tool.annotations.title if tool.annotations else None) or ""
         text = (tool.description or "").strip()  # what it does; its title is kept apart (Api.text() joins them)
         status, said = status_from_tool(title, text)
-        schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
-        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        schema: dict = tool.input_schema if isinstance(tool.input_schema, dict) else {}
+        found = schema.get("properties")
+        properties: dict = found if isinstance(found, dict) else {}
         required = [r for r in schema.get("required") or [] if r in properties]
         inputs = {
             name: (spec.get("type", "any") if isinstance(spec, dict) else "any") for name, spec in properties.items()

@@ -100,7 +100,8 @@ def check_expansion(spec, document: Path, budget: int) -> None:
 
 def read_document(document: Path) -> list[Api]:
     spec = parse(document)
-    info = spec.get("info") if isinstance(spec.get("info"), dict) else {}
+    found = spec.get("info")
+    info: dict = found if isinstance(found, dict) else {}
     title = str(info.get("title") or document.stem).strip()
     version = str(info.get("version") or "")
     base = base_url(spec)
