@@ -118,11 +118,12 @@ class Catalog:
         for api in self._apis.values():
             self._provider_apis[api.provider_name].append(api.id)
         self._categories = [Category(**row) for row in self.db["categories"].rows_where(order_by="name")]
-        self._category_apis: dict[str, list[int]] = defaultdict(list)
-        self._category_arrays: dict[str, np.ndarray] = {}
+        members: dict[str, list[int]] = defaultdict(list)
         for api_id, names in categories_of.items():
             for name in dict.fromkeys(names):  # two raw names may clean to one
-                self._category_apis[name].append(api_id)
+                members[name].append(api_id)
+        # Arrays, for the union over an id mask in first_apis_in_categories.
+        self._category_apis = {name: np.asarray(ids, dtype=np.int64) for name, ids in members.items()}
 
         apis_of: dict[int, list[int]] = defaultdict(list)
         for row in self.db.query("select mashup_id, api_id from mashup_apis order by mashup_id, rowid"):
@@ -267,7 +268,8 @@ class Catalog:
         """The first `limit` APIs of these categories (each once, in the categories' order) and how many they hold.
         At a million items a few categories hold hundreds of thousands: their union is made over an id mask, not a
         dict of every id, and only the first `limit` become Python ints."""
-        arrays = [self._members(name) for name in dict.fromkeys(names)]
+        none = np.zeros(0, dtype=np.int64)
+        arrays = [self._category_apis.get(name, none) for name in dict.fromkeys(names)]
         if len(arrays) == 1:  # a category lists each API once
             return arrays[0][:limit].tolist(), len(arrays[0])
         if not arrays:
@@ -280,12 +282,6 @@ class Catalog:
             union.append(ids)
         every = np.concatenate(union)
         return every[:limit].tolist(), len(every)
-
-    def _members(self, category: str) -> np.ndarray:
-        members = self._category_arrays.get(category)
-        if members is None:  # made on first use (a race makes the same array twice, harmlessly)
-            members = self._category_arrays[category] = np.asarray(self._category_apis.get(category, []), np.int64)
-        return members
 
     def mashups(self) -> list[Mashup]:
         """Every mashup the catalogue may use (left-out ones are absent)."""
