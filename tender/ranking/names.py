@@ -33,17 +33,21 @@ def _occurs(form: str, text: str) -> bool:
     return False
 
 
-def mentions(name: str, text: str, lowered: str | None = None) -> float:
+def mentions(name: str, text: str, text_lower: str | None = None) -> float:
     """1.0 if the item is named in full in the text, 0.5 if only by its first words, else 0. Case-sensitive for
     short names, which are often common words ('Box', 'Events'), and for first words, which are often ordinary
-    words in lower case ('internet' does not name 'Internet Archive'). `lowered`: the text in lower case, where
-    the caller has it."""
+    words in lower case ('internet' does not name 'Internet Archive'). `text_lower`: text.lower(), where the caller
+    has it."""
     best = 0.0
     for form, strength in name_forms(name):
         if len(form) < 3 or strength <= best:
             continue
         exact = len(form) <= 5 or form.islower() or strength < 1.0
-        if _occurs(form, text) if exact else _occurs(form.lower(), lowered if lowered is not None else text.lower()):
+        if (
+            _occurs(form, text)
+            if exact
+            else _occurs(form.lower(), text_lower if text_lower is not None else text.lower())
+        ):
             best = strength
     return best
 
@@ -78,12 +82,12 @@ class NameIndex:
         """The items the text names, with how surely (see mentions), in catalogue order."""
         found = self._cache.get(text)
         if found is None:
-            lowered, lower = text.casefold(), text.lower()
+            lowered, text_lower = text.casefold(), text.lower()
             filed = [entry for word in set(_RUN.findall(lowered)) for entry in self._by_word.get(word, ())]
             found = {
                 item: m
                 for _, item, key in sorted(filed + self._always)
-                if key in lowered and (m := mentions(self._names[item], text, lower)) > 0
+                if key in lowered and (m := mentions(self._names[item], text, text_lower)) > 0
             }
             if len(self._cache) > 256:
                 self._cache.clear()
