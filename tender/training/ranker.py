@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.examples:
             save_examples(sources, args.examples)
     weights, bias = fit(sources, args.l2)
-    previous = Scorer.load(args.out) if args.out.is_file() else None
+    previous = Scorer.load(args.out) if args.keep_objective and args.out.is_file() else None
     fitted = Scorer(weights=tuple(round(float(w), 6) for w in weights), bias=round(bias, 6))
     development = dev_examples(paths, catalogues, args.dev, args.seed, progress)
     calibration = calibrate(fitted, development)
