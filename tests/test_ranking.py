@@ -65,6 +65,17 @@ def test_a_closer_description_never_scores_lower_all_else_equal():
         assert scorer.probabilities([high])[0] >= scorer.probabilities([low])[0]
 
 
+def test_no_past_use_never_counts_against_an_item_that_says_it_does_the_job():
+    scorer = Scorer.load()
+    matched = dict(dense=0.6, dense_gap=0.0, dense_rank=1, dense_requirement=0.5, name=0.6, name_gap=0.0)
+    matched |= dict(lexical=1.0, lexical_rank=1)
+    alone = scorer.probabilities([Evidence(catalogue_history=False, **matched)])[0]
+    unused = scorer.probabilities([Evidence(catalogue_history=True, **matched)])[0]
+    used = scorer.probabilities([Evidence(catalogue_history=True, history=0.8, history_requirement=0.8, **matched)])[0]
+    assert unused >= alone  # an item nobody used yet, in a catalogue with history
+    assert used >= unused  # past use can lift it
+
+
 def test_the_scorer_refuses_a_model_fitted_on_other_features(tmp_path):
     data = json.loads(MODEL_FILE.read_text())
     data["features"] = data["features"][:-1]

@@ -1,6 +1,11 @@
 """The one scorer: a logistic model over the evidence (evidence.FEATURES), fitted by `tender train ranker` on
 training parts only, then calibrated per regime (catalogues with and without usage history) on dev parts, so that
-a score reads as the probability that the item serves the function. The file records what it was fitted on."""
+a score reads as the probability that the item serves the function. The file records what it was fitted on.
+
+With usage history an item scores the larger of its two readings, with the history and of its description alone:
+the past mashups' votes can lift an item, never sink one. Fitted on which APIs past mashups used, the model holds
+an item nobody used against it; that left a need unserved where search ranked the right API first, and handed it to
+the popular API the similar mashups used beside it (docs/tuning.md)."""
 
 from functools import cached_property
 from pathlib import Path
@@ -77,7 +82,22 @@ class Scorer(BaseModel):
         return z
 
     def probabilities(self, evidence: list[Evidence]) -> np.ndarray:
-        return 1.0 / (1.0 + np.exp(-np.clip(self.logits(evidence), -40, 40)))
+        """Where the catalogue has usage history, the larger of two readings: with it, and of the item's description
+        alone (as in a catalogue without history), so that the lack of past use never speaks against an item that says it
+        does the job (a new or little-used one, the active substitute of a gone one)."""
+        with_history = _sigmoid(self.logits(evidence))
+        if not any(e.catalogue_history for e in evidence):
+            return with_history
+        alone = _sigmoid(self.logits([_description_only(e) for e in evidence]))
+        return np.maximum(with_history, alone)
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
+
+
+def _description_only(e: Evidence) -> Evidence:
+    return e.model_copy(update={"catalogue_history": False, "history": 0.0, "history_requirement": 0.0})
 
 
 def untrained() -> Scorer:
