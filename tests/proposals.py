@@ -1,4 +1,4 @@
-"""Proposals as the manager receives them, for the selection's specifications."""
+"""Proposals as the manager receives them, for the plan's specifications."""
 
 from tender.agents.messages import Propose
 
@@ -14,18 +14,5 @@ def propose(api_id, function_id, score, name=None, evidence=None):
         score=score,
         rationale="r",
         function_id=function_id,
-        evidence=evidence or {},
+        evidence=evidence,
     )
-
-
-def described(desc_function, function_vote=0.0, lexical=0.0):
-    """The evidence of a bid by an API with usage history whose description is `desc_function` from the need."""
-    return {
-        "desc_requirement": desc_function,
-        "desc_function": desc_function,
-        "description_vote": function_vote,
-        "function_vote": function_vote,
-        "lexical": lexical,
-        "named": 0.0,
-        "has_history": 1.0,
-    }

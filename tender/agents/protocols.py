@@ -10,6 +10,7 @@ Whoever reasons, relevance and selection come from tender.ranking: a contractor 
 announced function, and the embedded manager selects by the ranking's objective.
 """
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -318,6 +319,17 @@ def bids_best_first(outcome: Outcome) -> list[int]:
     return sorted(best, key=lambda a: (-best[a], a))
 
 
+LIKELY = 0.5  # a step the chosen APIs more likely than not serve is served
+
+
+def _covered(bids: list[Propose]) -> float:
+    """The chance that at least one of these APIs serves the function (each API's best bid)."""
+    best: dict[int, float] = {}
+    for p in bids:
+        best[p.api_id] = max(best.get(p.api_id, 0.0), p.score)
+    return 1.0 - math.prod(1.0 - score for score in best.values()) if best else 0.0
+
+
 def fill_steps(outcome: Outcome, awards: dict[int, Propose], api_names: dict[int, str]) -> None:
     """Attach each awarded API to the step it was awarded; a step left without one is unserved, with the reason
     and the best bids that fell short."""
@@ -338,8 +350,25 @@ def fill_steps(outcome: Outcome, awards: dict[int, Propose], api_names: dict[int
         )
         step.status = StepStatus.awarded
     serving = {a.api_id: s.id for s in outcome.steps for a in s.awarded}
+    chosen = set(outcome.final)
     for step in outcome.steps:
         if step.awarded:
+            continue
+        mine = [p for p in outcome.proposals if p.function_id == step.id and p.api_id in chosen]
+        if _covered(mine) >= LIKELY:
+            # The selection counted on APIs awarded to other steps for this one: say so, rather than call it unserved
+            # beside a good bid that was left out only because they already covered it.
+            p = max(mine, key=lambda p: p.score)
+            step.awarded.append(
+                Award(
+                    api_id=p.api_id,
+                    api_name=api_names[p.api_id],
+                    score=p.score,
+                    rationale=f"{p.rationale} Chosen for {serving.get(p.api_id, 'another step')}, it serves this too.",
+                    level=confidence(p.score),
+                )
+            )
+            step.status = StepStatus.awarded
             continue
         bids = sorted((p for p in outcome.proposals if p.function_id == step.id), key=lambda p: -p.score)
         unique = list({p.api_id: p for p in reversed(bids)}.values())[::-1]
