@@ -313,21 +313,32 @@ def award_of(outcome: Outcome) -> dict[int, Propose]:
 def bids_best_first(outcome: Outcome) -> list[int]:
     """Every API bid for, once, by its best bid. (Taking the steps in turn instead, each step's best, then each
     step's second best, was tried: it moved R@5 by +0.018 on one dev part and -0.014 on another; docs/tuning.md.)"""
-    best: dict[int, float] = {}
-    for p in outcome.proposals:
-        best[p.api_id] = max(p.score, best.get(p.api_id, 0.0))
+    best = best_bids(outcome.proposals)
     return sorted(best, key=lambda a: (-best[a], a))
 
 
-LIKELY = 0.5  # a step the chosen APIs more likely than not serve is served
+def best_bids(proposals: list[Propose]) -> dict[int, float]:
+    """Each API's best bid among these proposals."""
+    best: dict[int, float] = {}
+    for p in proposals:
+        best[p.api_id] = max(p.score, best.get(p.api_id, 0.0))
+    return best
+
+
+# A step the chosen APIs more likely than not serve is served: "more likely than not" is the definition, not a
+# fitted number.
+LIKELY = 0.5
 
 
 def _covered(bids: list[Propose]) -> float:
     """The chance that at least one of these APIs serves the function (each API's best bid)."""
-    best: dict[int, float] = {}
-    for p in bids:
-        best[p.api_id] = max(best.get(p.api_id, 0.0), p.score)
-    return 1.0 - math.prod(1.0 - score for score in best.values()) if best else 0.0
+    return 1.0 - math.prod(1.0 - score for score in best_bids(bids).values())
+
+
+def _award(p: Propose, api_names: dict[int, str], rationale: str) -> Award:
+    return Award(
+        api_id=p.api_id, api_name=api_names[p.api_id], score=p.score, rationale=rationale, level=confidence(p.score)
+    )
 
 
 def fill_steps(outcome: Outcome, awards: dict[int, Propose], api_names: dict[int, str]) -> None:
@@ -339,38 +350,23 @@ def fill_steps(outcome: Outcome, awards: dict[int, Propose], api_names: dict[int
         step = by_id.get(p.function_id or "") or (outcome.steps[0] if outcome.steps else None)
         if step is None:
             continue
-        step.awarded.append(
-            Award(
-                api_id=api_id,
-                api_name=api_names[api_id],
-                score=p.score,
-                rationale=p.rationale,
-                level=confidence(p.score),
-            )
-        )
+        step.awarded.append(_award(p, api_names, p.rationale))
         step.status = StepStatus.awarded
     serving = {a.api_id: s.id for s in outcome.steps for a in s.awarded}
     chosen = set(outcome.final)
     for step in outcome.steps:
         if step.awarded:
             continue
-        mine = [p for p in outcome.proposals if p.function_id == step.id and p.api_id in chosen]
-        if _covered(mine) >= LIKELY:
+        bids = sorted((p for p in outcome.proposals if p.function_id == step.id), key=lambda p: -p.score)
+        mine = [p for p in bids if p.api_id in chosen]
+        if mine and _covered(mine) >= LIKELY:
             # The selection counted on APIs awarded to other steps for this one: say so, rather than call it unserved
             # beside a good bid that was left out only because they already covered it.
-            p = max(mine, key=lambda p: p.score)
-            step.awarded.append(
-                Award(
-                    api_id=p.api_id,
-                    api_name=api_names[p.api_id],
-                    score=p.score,
-                    rationale=f"{p.rationale} Chosen for {serving.get(p.api_id, 'another step')}, it serves this too.",
-                    level=confidence(p.score),
-                )
-            )
+            p = mine[0]
+            also = f"{p.rationale} Chosen for {serving.get(p.api_id, 'another step')}, it serves this too."
+            step.awarded.append(_award(p, api_names, also))
             step.status = StepStatus.awarded
             continue
-        bids = sorted((p for p in outcome.proposals if p.function_id == step.id), key=lambda p: -p.score)
         unique = list({p.api_id: p for p in reversed(bids)}.values())[::-1]
         unique.sort(key=lambda p: -p.score)
         step.reason = (

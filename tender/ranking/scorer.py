@@ -82,9 +82,9 @@ class Scorer(BaseModel):
         return z
 
     def probabilities(self, evidence: list[Evidence]) -> np.ndarray:
-        """Where the catalogue has usage history, the larger of two readings: with it, and of the item's description
-        alone (as in a catalogue without history), so that the lack of past use never speaks against an item that says it
-        does the job (a new or little-used one, the active substitute of a gone one)."""
+        """Where the catalogue has usage history, the larger of two readings: with it, and of the item's
+        description alone (as in a catalogue without history), so that the lack of past use never speaks against an
+        item that says it does the job (a new or little-used one, the active substitute of a gone one)."""
         with_history = _sigmoid(self.logits(evidence))
         if not any(e.catalogue_history for e in evidence):
             return with_history
