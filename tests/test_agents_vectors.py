@@ -1,4 +1,6 @@
-"""Query vectors: a clause read in the context of its requirement keeps that vector to itself."""
+"""Query vectors: a clause read where it stands in its requirement keeps that vector to itself."""
+
+import re
 
 import numpy as np
 
@@ -9,10 +11,11 @@ from tender.catalog import Catalog, HashingEmbedder
 
 
 class ReadsInContext(HashingEmbedder):
-    """Like the MiniLM embedders' embed_parts: a part's vector depends on the text around it."""
+    """Like the MiniLM embedders' tokens: each word's vector depends on the text around it."""
 
-    def embed_parts(self, text, parts):
-        return self.embed([text])[0], list(self.embed([f"{part} {text}" for part in parts]))
+    def tokens(self, text):
+        spans = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+        return spans, np.stack([self.embed([text[a:b]])[0] + self.embed([text])[0] for a, b in spans])
 
 
 SMS_AFTER_HOTELS = "Find hotels in a city, and send an SMS text message reminder"
@@ -22,14 +25,19 @@ SMS = "send an SMS text message reminder"
 
 def test_a_clause_read_in_one_requirement_does_not_lend_its_vector_to_another():
     encoder = QueryEncoder(ReadsInContext(256))
-    encoder.embed_requirement(SMS_AFTER_HOTELS, ["Find hotels in a city", SMS])
-    after_hotels = encoder.one(SMS, context=SMS_AFTER_HOTELS)
-    encoder.embed_requirement(SMS_AFTER_TWEETS, ["Plot tweets on a map", SMS])
-    after_tweets = encoder.one(SMS, context=SMS_AFTER_TWEETS)
+    after_hotels = encoder.in_context(SMS, SMS_AFTER_HOTELS)
+    after_tweets = encoder.in_context(SMS, SMS_AFTER_TWEETS)
+    assert after_hotels is not None and after_tweets is not None
     assert not np.allclose(after_hotels, after_tweets)
-    assert np.allclose(after_hotels, encoder.one(SMS, context=SMS_AFTER_HOTELS))
+    assert np.allclose(after_hotels, encoder.in_context(SMS, SMS_AFTER_HOTELS))
     # Asked for on its own, the clause has its own plain vector.
     assert np.allclose(encoder.one(SMS), HashingEmbedder(256).embed([SMS])[0])
+
+
+def test_the_whole_requirement_or_an_embedder_that_cannot_gives_no_vector_in_context():
+    encoder = QueryEncoder(ReadsInContext(256))
+    assert encoder.in_context(SMS_AFTER_HOTELS, SMS_AFTER_HOTELS) is None  # the whole requirement
+    assert QueryEncoder(HashingEmbedder(256)).in_context(SMS, SMS_AFTER_HOTELS) is None  # cannot read in context
 
 
 def test_a_plan_does_not_depend_on_the_requests_before_it(catalog_path):

@@ -86,11 +86,9 @@ class SentenceTransformerEmbedder:
         )
         return vectors.astype(np.float32, copy=False)
 
-    def embed_parts(self, text: str, parts: list[str]) -> tuple[np.ndarray, list[np.ndarray | None]]:
-        """The text's vector and its parts' vectors from one pass of the model ("late chunking"): a part's
-        vector is the mean of its tokens' embeddings, read in the context of the whole text. The text's own
-        vector is what `embed` gives. A part not found in the text, or cut off by truncation, gets None.
-        One pass instead of two cost 20% less CPU per request, with the same F1 on the tuning samples."""
+    def tokens(self, text: str) -> tuple[list[tuple[int, int]], np.ndarray] | None:
+        """The text's token embeddings from one pass of the model, with each token's character span (empty for
+        the special tokens); None for a model whose tokens do not line up with its tokenizer's offsets."""
         import torch
 
         model = self._model
@@ -99,9 +97,16 @@ class SentenceTransformerEmbedder:
         ]
         with torch.inference_mode():
             tokens = model.encode([text], output_value="token_embeddings", convert_to_numpy=False)[0].float().numpy()
-        if len(tokens) != len(spans):  # a model whose tokens do not line up with its tokenizer's offsets
+        return (spans, tokens) if len(tokens) == len(spans) else None
+
+    def embed_parts(self, text: str, parts: list[str]) -> tuple[np.ndarray, list[np.ndarray | None]]:
+        """The text's vector and its parts' vectors from one pass of the model ("late chunking"): a part's
+        vector is the mean of its tokens' embeddings, read in the context of the whole text. The text's own
+        vector is what `embed` gives. A part not found in the text, or cut off by truncation, gets None."""
+        read = self.tokens(text)
+        if read is None:
             return self.embed([text])[0], [None] * len(parts)
-        return pool_parts(text, parts, spans, tokens)
+        return pool_parts(text, parts, *read)
 
 
 _TOKEN = re.compile(r"[a-z0-9]+")

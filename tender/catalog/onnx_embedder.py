@@ -243,8 +243,11 @@ class OnnxEmbedder:
             out[rows] = mean_pool(*self._run([encodings[i] for i in rows]))
         return out
 
+    def tokens(self, text: str) -> tuple[list[tuple[int, int]], np.ndarray]:
+        """As SentenceTransformerEmbedder.tokens: the text's token embeddings and their character spans."""
+        encoding = self._tokenizer.encode(text)
+        return encoding.offsets, self._run([encoding])[0][0]
+
     def embed_parts(self, text: str, parts: list[str]) -> tuple[np.ndarray, list[np.ndarray | None]]:
         """As SentenceTransformerEmbedder.embed_parts: the text and its parts from one pass of the model."""
-        encoding = self._tokenizer.encode(text)
-        tokens = self._run([encoding])[0][0]
-        return pool_parts(text, parts, encoding.offsets, tokens)
+        return pool_parts(text, parts, *self.tokens(text))

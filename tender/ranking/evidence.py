@@ -20,6 +20,12 @@ class Evidence(BaseModel):
     dense_gap: float = Field(description="The same, less the function's best in the catalogue (0 for the best).")
     dense_rank: int = Field(description="The item's rank by that similarity, 1 for the best.")
     dense_requirement: float = Field(description="Cosine similarity of the whole requirement and the item's text.")
+    dense_context: float | None = Field(
+        None,
+        description="Cosine similarity of the function read where it stands in the requirement (vectors.in_context) "
+        "and the item's text; None where it is not the requirement's own words, which the scorer reads as `dense`.",
+    )
+    dense_context_gap: float | None = Field(None, description="The same, less the function's best in the catalogue.")
     name: float = Field(description="Cosine similarity of the function and the words of the item's own name.")
     name_gap: float = Field(description="The same, less the function's best name in the catalogue.")
     lexical: float = Field(description="BM25 of the function's words in the item, over the function's best (0 to 1).")
@@ -60,6 +66,8 @@ BASE = (
     "dense_gap",
     "dense_top",
     "dense_requirement",
+    "dense_context",
+    "dense_context_gap",
     "name",
     "name_gap",
     "lexical",
@@ -84,6 +92,8 @@ def vector(e: Evidence) -> np.ndarray:
             e.dense_gap,
             _top(e.dense_rank),
             e.dense_requirement,
+            e.dense if e.dense_context is None else e.dense_context,
+            e.dense_gap if e.dense_context_gap is None else e.dense_context_gap,
             e.name,
             e.name_gap,
             e.lexical,

@@ -80,8 +80,9 @@ class Ranker:
     ) -> Shortlist:
         """The function's candidates (read in the context of the requirement), best first, `exclude` left out;
         with `among`, only those items (the items of a required category, say), however far down they rank."""
-        vectors = self.encoder.embed([function, requirement], context=requirement)
+        vectors = self.encoder.embed([function, requirement])
         f_vector, r_vector = vectors[0], vectors[1]
+        c_vector = self.encoder.in_context(function, requirement)
         excluded = set(exclude)
         # Exact below 50,000 items; above, an approximate index and exact scores for what it finds (catalog/ann.py).
         dense = self._dense.similarities(f_vector)
@@ -122,6 +123,8 @@ class Ranker:
         allowed_dense = dense[allowed] if allowed.any() else dense
         best_dense = float(allowed_dense.max()) if len(allowed_dense) else 0.0
         best_name = float(names[allowed].max()) if allowed.any() else 0.0
+        in_context = self._dense.similarities(c_vector) if c_vector is not None else None
+        best_context = float(in_context[allowed].max()) if in_context is not None and allowed.any() else 0.0
         candidates = []
         for item in pool:
             r = row[item]
@@ -131,6 +134,8 @@ class Ranker:
                 dense_gap=round(float(dense[r]) - best_dense, 6),
                 dense_rank=int((allowed_dense > dense[r]).sum()) + 1,
                 dense_requirement=round(float(self._items.matrix[r] @ r_vector), 6),
+                dense_context=round(float(in_context[r]), 6) if in_context is not None else None,
+                dense_context_gap=round(float(in_context[r]) - best_context, 6) if in_context is not None else None,
                 name=round(float(names[r]), 6),
                 name_gap=round(float(names[r]) - best_name, 6),
                 lexical=round(score_lex / best_bm25, 6) if best_bm25 > 0 else 0.0,

@@ -1,8 +1,8 @@
 """Query embeddings, cached per text: within a run the requirement and its clauses are asked for by the
 manager, the router and every contractor, and must be embedded once.
 
-A clause read in the context of its requirement has a vector of its own, cached under the pair: the same
-clause in another requirement (or in the same requirement with API names masked) must not get it."""
+A clause read where it stands in its requirement (`in_context`) has a vector of its own, cached under the pair:
+the same clause in another requirement (or in the same requirement with API names masked) must not get it."""
 
 import threading
 from collections import OrderedDict
@@ -10,6 +10,7 @@ from collections import OrderedDict
 import numpy as np
 
 from tender.catalog import Embedder
+from tender.catalog.pooling import pool_parts
 
 
 def by_length(texts: list[str], ratio: float = 2.0) -> list[list[str]]:
@@ -28,7 +29,8 @@ class QueryEncoder:
     def __init__(self, embedder: Embedder, max_items: int = 4096):
         self.embedder = embedder
         self.model_name = embedder.model_name
-        self._cache: OrderedDict[str | tuple[str, str], np.ndarray] = OrderedDict()
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._tokens: OrderedDict[str, tuple[list[tuple[int, int]], np.ndarray]] = OrderedDict()
         self._max = max_items
         self._lock = threading.Lock()
 
@@ -46,16 +48,13 @@ class QueryEncoder:
         of one sentence is also its only clause."""
         return text.strip().rstrip(".;,!? ") or text
 
-    def embed(self, texts: list[str], context: str | None = None) -> np.ndarray:
-        """The texts' vectors; a clause of `context` embedded by embed_requirement gets its vector in context."""
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """The texts' vectors, each read on its own."""
         texts = [self.key(t) for t in texts]
-        scope = self.key(context) if context is not None else None
         found: dict[str, np.ndarray] = {}
         with self._lock:
             for text in texts:
-                vector = self._cache.get((scope, text)) if scope is not None else None
-                if vector is None:
-                    vector = self._cache.get(text)
+                vector = self._cache.get(text)
                 if vector is not None:
                     found[text] = vector
         for batch in by_length([t for t in dict.fromkeys(texts) if t not in found]):
@@ -66,28 +65,30 @@ class QueryEncoder:
                 self._trim()
         return np.stack([found[t] for t in texts]) if texts else np.zeros((0, self.dimension), np.float32)
 
+    def in_context(self, part: str, requirement: str) -> np.ndarray | None:
+        """The part's vector read where it stands in the requirement: its tokens' embeddings from one pass over
+        the whole requirement (kept for the requirement's other parts), pooled. "their reviews" after
+        "restaurants on a map" is then nearer to restaurant reviews than to book reviews. None where the embedder
+        cannot read tokens, the part is the whole requirement, or it is not in the requirement's words (a need
+        the caller states)."""
+        read = getattr(self.embedder, "tokens", None)
+        scope, text = self.key(requirement), self.key(part)
+        if read is None or text == scope:
+            return None
+        with self._lock:
+            found = self._tokens.get(requirement)
+        if found is None:
+            found = read(requirement) or ([], np.zeros((0, self.dimension), np.float32))
+            with self._lock:
+                self._tokens[requirement] = found
+                while len(self._tokens) > 64:  # a run's requirement, and a few before it
+                    self._tokens.popitem(last=False)
+        spans, tokens = found
+        return pool_parts(requirement, [text], spans, tokens)[1][0] if len(tokens) else None
+
     def _trim(self) -> None:
         while len(self._cache) > self._max:
             self._cache.popitem(last=False)
 
-    def embed_requirement(self, requirement: str, parts: list[str]) -> np.ndarray:
-        """The requirement's and its parts' (clauses') vectors, which every agent of a run asks for. With an
-        embedder that reads parts in context (embed_parts), one model pass gives them all; agents then ask
-        for a part with `context=requirement`."""
-        scope = self.key(requirement)
-        split = getattr(self.embedder, "embed_parts", None)
-        if split is not None and len(parts) > 1:
-            with self._lock:
-                known = scope in self._cache and all((scope, self.key(p)) in self._cache for p in parts)
-            if not known:
-                whole, vectors = split(requirement, parts)
-                with self._lock:
-                    self._cache[scope] = whole
-                    for part, vector in zip(parts, vectors):
-                        if vector is not None:
-                            self._cache[(scope, self.key(part))] = vector
-                    self._trim()
-        return self.embed([requirement, *parts], context=requirement)
-
-    def one(self, text: str, context: str | None = None) -> np.ndarray:
-        return self.embed([text], context)[0]
+    def one(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
