@@ -1,8 +1,8 @@
 """Query embeddings, cached per text: within a run the requirement and its clauses are asked for by the
 manager, the router and every contractor, and must be embedded once.
 
-A clause read where it stands in its requirement (`in_context`) has a vector of its own, cached under the pair:
-the same clause in another requirement (or in the same requirement with API names masked) must not get it."""
+A clause read where it stands in its requirement (`in_context`) is pooled from that requirement's tokens, kept per
+requirement text: the same clause in another requirement (or in the same one with API names masked) gets its own."""
 
 import threading
 from collections import OrderedDict
