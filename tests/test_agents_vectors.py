@@ -53,3 +53,12 @@ def test_a_plan_does_not_depend_on_the_requests_before_it(catalog_path):
     used = Tender(Catalog(catalog_path, embedder=ReadsInContext(256)))
     plan(used, SMS_AFTER_HOTELS)
     assert plan(used, SMS_AFTER_TWEETS) == plan(fresh, SMS_AFTER_TWEETS)
+
+
+def test_a_function_in_the_requirements_words_is_also_read_where_it_stands(catalog_path):
+    ranker = Tender(Catalog(catalog_path, embedder=ReadsInContext(256))).ranker
+    cut = ranker.shortlist(SMS, SMS_AFTER_HOTELS).candidates
+    stated = ranker.shortlist("text a reminder to my phone", SMS_AFTER_HOTELS).candidates
+    assert cut and all(c.evidence.dense_context is not None for c in cut)
+    # A need the caller states in its own words has no place in the requirement: its own reading stands alone.
+    assert stated and all(c.evidence.dense_context is None for c in stated)
