@@ -81,7 +81,7 @@ class QueryEncoder:
             found = read(requirement) or ([], np.zeros((0, self.dimension), np.float32))
             with self._lock:
                 self._tokens[requirement] = found
-                while len(self._tokens) > 64:  # a run's requirement, and a few before it
+                while len(self._tokens) > 16:  # the requirements of the runs in flight (at most 0.4 MB each)
                     self._tokens.popitem(last=False)
         spans, tokens = found
         return pool_parts(requirement, [text], spans, tokens)[1][0] if len(tokens) else None
