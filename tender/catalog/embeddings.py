@@ -15,7 +15,6 @@ import numpy as np
 from ..errors import TenderError
 from .encoders import TUNED_NAME, EncoderId, folder_encoder, stock_encoder, stock_torch_dir
 from .onnx_embedder import OnnxEmbedder, onnx_available
-from .pooling import pool_parts
 
 RUNTIMES = ("auto", "onnx", "torch")
 
@@ -88,7 +87,8 @@ class SentenceTransformerEmbedder:
 
     def tokens(self, text: str) -> tuple[list[tuple[int, int]], np.ndarray] | None:
         """The text's token embeddings from one pass of the model, with each token's character span (empty for
-        the special tokens); None for a model whose tokens do not line up with its tokenizer's offsets."""
+        the special tokens); None for a model whose tokens do not line up with its tokenizer's offsets. Pooled by
+        pooling.pool_parts, they give the text's vector and its parts' read in context ("late chunking")."""
         import torch
 
         model = self._model
@@ -98,15 +98,6 @@ class SentenceTransformerEmbedder:
         with torch.inference_mode():
             tokens = model.encode([text], output_value="token_embeddings", convert_to_numpy=False)[0].float().numpy()
         return (spans, tokens) if len(tokens) == len(spans) else None
-
-    def embed_parts(self, text: str, parts: list[str]) -> tuple[np.ndarray, list[np.ndarray | None]]:
-        """The text's vector and its parts' vectors from one pass of the model ("late chunking"): a part's
-        vector is the mean of its tokens' embeddings, read in the context of the whole text. The text's own
-        vector is what `embed` gives. A part not found in the text, or cut off by truncation, gets None."""
-        read = self.tokens(text)
-        if read is None:
-            return self.embed([text])[0], [None] * len(parts)
-        return pool_parts(text, parts, *read)
 
 
 _TOKEN = re.compile(r"[a-z0-9]+")

@@ -33,7 +33,7 @@ from .encoders import (
     tuned_delta_file,
     tuned_encoder,
 )
-from .pooling import mean_pool, pool_parts
+from .pooling import mean_pool
 
 log = logging.getLogger(__name__)
 
@@ -247,7 +247,3 @@ class OnnxEmbedder:
         """As SentenceTransformerEmbedder.tokens: the text's token embeddings and their character spans."""
         encoding = self._tokenizer.encode(text)
         return encoding.offsets, self._run([encoding])[0][0]
-
-    def embed_parts(self, text: str, parts: list[str]) -> tuple[np.ndarray, list[np.ndarray | None]]:
-        """As SentenceTransformerEmbedder.embed_parts: the text and its parts from one pass of the model."""
-        return pool_parts(text, parts, *self.tokens(text))

@@ -78,8 +78,9 @@ class Ranker:
         depth: int = DEPTH,
         among: Iterable[int] | None = None,
     ) -> Shortlist:
-        """The function's candidates (read in the context of the requirement), best first, `exclude` left out;
-        with `among`, only those items (the items of a required category, say), however far down they rank."""
+        """The function's candidates (its words read alone, and where they stand in the requirement), best first,
+        `exclude` left out; with `among`, only those items (the items of a required category, say), however far
+        down they rank."""
         vectors = self.encoder.embed([function, requirement])
         f_vector, r_vector = vectors[0], vectors[1]
         c_vector = self.encoder.in_context(function, requirement)
