@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import socket
 import sqlite3
 import statistics
@@ -157,6 +158,8 @@ def main() -> int:
         "client_cpu_ms_per_call": round(client_cpu / len(latencies) * 1000, 1),
         "runs_returned": len(result["run_ids"]),
         "runs_stored": len(stored & set(result["run_ids"])),
+        # The server is this process's only child: the children's peak RSS is the server's.
+        "server_peak_rss_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
         "cpus": os.cpu_count(),
         # Other work on the machine skews every figure: note the 1-minute load average around the run.
         "load_average_before": round(load_before, 2),
@@ -175,6 +178,7 @@ def main() -> int:
         f"CPU per call      {figures['server_cpu_ms_per_call']} ms server, {figures['client_cpu_ms_per_call']} ms clients"
     )
     print(f"runs stored       {figures['runs_stored']} of {figures['runs_returned']} returned")
+    print(f"server peak RSS   {figures['server_peak_rss_mib']} MiB")
     print(
         f"load average      {figures['load_average_before']} before, {figures['load_average_after']} after "
         f"(1 min; anything else running on the machine slows the figures above)"
