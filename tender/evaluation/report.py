@@ -123,7 +123,12 @@ def _targets(summary: dict) -> list[str]:
     for target in TARGETS:
         measured, met = check(target, summary)
         lines.append(f"| {target.text} | {measured} | {'yes' if met else 'no' if met is False else '–'} |")
-    return lines + [""]
+    return lines + [
+        "",
+        "Why the targets missed are beyond this design, measured on dev parts, and what would reach them: "
+        "[tuning.md](tuning.md#where-this-design-stops).",
+        "",
+    ]
 
 
 def _decomposition(summary: dict) -> list[str]:
