@@ -34,7 +34,7 @@ def awarded(tender, requirement: str, needs: list[str] | None = None) -> list[li
 
 # Known misses of this design, kept as specifications (strict: they fail the suite the day they pass). The name's
 # words ("read text file") and the encoder's sense of the verb ("save" is as near "read" as "write") outweigh what
-# the tool does; what would fix it is a matcher that reads the action (docs/results.md, "Missed").
+# the tool does; what would fix it is a matcher that reads the action (docs/tuning.md, "Where this design stops").
 @pytest.mark.xfail(strict=True, reason="'save the text to a file' goes to read_text_file: the name's 'text file' wins")
 def test_a_need_to_save_a_file_gets_a_tool_that_writes(tender):
     steps = awarded(tender, "Download a page and save it to a file", ["download a web page", "save the text to a file"])
