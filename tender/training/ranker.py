@@ -188,14 +188,15 @@ def r2api_models(args, paths: Paths, catalogues: Catalogues, metatool: Examples,
             programmableweb_train(paths, catalogues, args.mashups, args.seed, not args.quiet, True, fold, False),
             programmableweb_train(paths, catalogues, args.mashups, args.seed + 1, not args.quiet, False, fold, False),
         ]
-        weights, bias = fit(sources, args.l2)
+        shares = [args.metatool_weight, 1.0, 1.0]
+        weights, bias = fit(sources, args.l2, shares)
         model = base.model_copy(
             update={
                 "weights": tuple(round(float(w), 6) for w in weights),
                 "bias": round(bias, 6),
                 "fitted_on": {
                     "model": {
-                        "sources": [_described(s) for s in sources],
+                        "sources": [_described(s) | {"share": share} for s, share in zip(sources, shares)],
                         "parts": f"MetaTool single-tool split 'train'; ProgrammableWeb train-part mashups outside R2API "
                         f"{part}, whose mashups were hidden from the usage history too",
                     },
@@ -225,11 +226,14 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray, l2: float = 1
     return w
 
 
-def fit(sources: list[Examples], l2: float = 1.0) -> tuple[np.ndarray, float]:
-    x = np.vstack([np.stack(s.x) for s in sources])
-    y = np.concatenate([np.array(s.y) for s in sources])
-    # Each source weighs the same in all, however many rows it has.
-    weight = np.concatenate([np.full(len(s.y), len(y) / (len(sources) * len(s.y))) for s in sources])
+def fit(sources: list[Examples], l2: float = 1.0, shares: list[float] | None = None) -> tuple[np.ndarray, float]:
+    """Each source weighs its share in all (the same where no shares are given), however many rows it has; a
+    source of share 0 is left out."""
+    kept = [(s, share) for s, share in zip(sources, shares or [1.0] * len(sources)) if share > 0]
+    x = np.vstack([np.stack(s.x) for s, _ in kept])
+    y = np.concatenate([np.array(s.y) for s, _ in kept])
+    total = sum(share for _, share in kept)
+    weight = np.concatenate([np.full(len(s.y), len(y) * share / (total * len(s.y))) for s, share in kept])
     w = fit_logistic(x, y, weight, l2)
     return w[:-1], float(w[-1])
 
@@ -295,6 +299,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=MODEL_FILE, help="model file to write (default: the shipped one)")
     parser.add_argument("--metatool", type=int, default=4000, help="MetaTool train requests drawn")
     parser.add_argument("--mashups", type=int, default=1500, help="ProgrammableWeb train mashups drawn (each regime)")
+    parser.add_argument(
+        "--metatool-weight",
+        type=float,
+        default=1.0,
+        help="the MetaTool requests' share of the fit against each ProgrammableWeb source's 1 (0: left out)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--l2", type=float, default=1.0)
     parser.add_argument(
@@ -331,7 +341,8 @@ def main(argv: list[str] | None = None) -> int:
         ]
         if args.examples:
             save_examples(sources, args.examples)
-    weights, bias = fit(sources, args.l2)
+    shares = [args.metatool_weight, 1.0, 1.0]
+    weights, bias = fit(sources, args.l2, shares)
     previous = Scorer.load(args.out) if args.keep_objective and args.out.is_file() else None
     fitted = Scorer(weights=tuple(round(float(w), 6) for w in weights), bias=round(bias, 6))
     development = dev_examples(paths, catalogues, args.dev, args.seed, progress)
@@ -352,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
             "encoder_weights": encoder.fingerprint,
             "fitted_on": {
                 "model": {
-                    "sources": [_described(s) for s in sources],
+                    "sources": [_described(s) | {"share": share} for s, share in zip(sources, shares)],
                     "parts": "MetaTool single-tool split 'train'; ProgrammableWeb mashups outside "
                     "splits/programmableweb.json's dev and test",
                     "seed": args.seed,
