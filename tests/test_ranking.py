@@ -4,6 +4,7 @@ training share."""
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tender.catalog import Catalog
@@ -99,6 +100,17 @@ def test_the_shipped_model_records_what_each_of_its_parts_was_fitted_on():
     assert {"model", "calibration", "objective"} <= set(fitted)
     assert "train" in str(fitted["model"]["parts"]) and "dev" in str(fitted["calibration"]["parts"])
     assert "mcp" not in json.dumps(fitted["model"]).lower()
+
+
+def test_a_training_source_weighs_its_share_and_one_of_share_zero_is_left_out():
+    from tender.training.ranker import Examples, fit
+
+    x = [np.array([1.0]), np.array([-1.0])]
+    says_yes = Examples("one", x, [1.0, 0.0], [0, 0])
+    says_no = Examples("other", x, [0.0, 1.0], [0, 0])
+    alone, _ = fit([says_yes, says_no], l2=0.1, shares=[1.0, 0.0])
+    leaning, _ = fit([says_yes, says_no], l2=0.1, shares=[1.0, 0.5])
+    assert alone[0] > leaning[0] > 0  # the other source pulls the weight back only as far as its share
 
 
 def test_training_draws_no_dev_or_test_mashup():

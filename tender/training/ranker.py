@@ -10,8 +10,9 @@ labelled by whether it is in the request's gold set:
 
 The two ProgrammableWeb sources weigh the same and the MetaTool requests a tenth of that (`--metatool-weight`,
 chosen on dev parts: with an equal share they pulled the no-history weights toward whole one-sentence requests,
-and the held-out tools' R@5 was lower; docs/tuning.md). The model is a logistic regression (L2, Newton's method); it is then calibrated per
-regime on the dev parts, and the selection's cost is fitted on the dev parts (tender eval's harness)."""
+and the held-out tools' R@5 was lower; docs/tuning.md). The model is a logistic regression (L2, Newton's method);
+it is then calibrated per regime on the dev parts, and the selection's cost is fitted on the dev parts (tender
+eval's harness)."""
 
 import argparse
 import json
