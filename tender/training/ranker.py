@@ -8,7 +8,7 @@ labelled by whether it is in the request's gold set:
 - ProgrammableWeb mashups of the train part, as written and with names masked, with the usage history of the
   other train mashups (five folds: a mashup never sees itself), and without any history.
 
-The two ProgrammableWeb sources weigh the same and the MetaTool requests a tenth of that (`--metatool-weight`,
+The two ProgrammableWeb sources weigh the same and the MetaTool requests a quarter of that (`--metatool-weight`,
 chosen on dev parts: with an equal share they pulled the no-history weights toward whole one-sentence requests,
 and the held-out tools' R@5 was lower; docs/tuning.md). The model is a logistic regression (L2, Newton's method);
 it is then calibrated per regime on the dev parts, and the selection's cost is fitted on the dev parts (tender
@@ -305,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--metatool-weight",
         type=float,
-        default=0.1,
+        default=0.25,
         help="the MetaTool requests' share of the fit against each ProgrammableWeb source's 1 (0: left out)",
     )
     parser.add_argument("--seed", type=int, default=0)
