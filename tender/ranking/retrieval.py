@@ -149,11 +149,13 @@ class Ranker:
                 deprecated=item in self._deprecated,
             )
             candidates.append((item, evidence))
-        scores = self.scorer.probabilities([e for _, e in candidates])
+        scores = [round(float(p), 4) for p in self.scorer.probabilities([e for _, e in candidates])]
+        # Ordered by the score as reported, ties by id: the last bits of a similarity differ between exact and
+        # approximate search, and must not reorder candidates that score alike.
         ranked = sorted(zip(candidates, scores), key=lambda pair: (-pair[1], pair[0][0]))
         return Shortlist(
             function=function,
-            candidates=tuple(Candidate(item=item, score=round(float(p), 4), evidence=e) for (item, e), p in ranked),
+            candidates=tuple(Candidate(item=item, score=p, evidence=e) for (item, e), p in ranked),
         )
 
     def _votes(self, vector: np.ndarray) -> dict[int, float]:
