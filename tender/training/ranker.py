@@ -191,15 +191,14 @@ def r2api_models(args, paths: Paths, catalogues: Catalogues, metatool: Examples,
             programmableweb_train(paths, catalogues, args.mashups, args.seed, not args.quiet, True, fold, False),
             programmableweb_train(paths, catalogues, args.mashups, args.seed + 1, not args.quiet, False, fold, False),
         ]
-        shares = [args.metatool_weight, 1.0, 1.0]
-        weights, bias = fit(sources, args.l2, shares)
+        weights, bias, seen = fit_sources(args, sources)
         model = base.model_copy(
             update={
                 "weights": tuple(round(float(w), 6) for w in weights),
                 "bias": round(bias, 6),
                 "fitted_on": {
                     "model": {
-                        "sources": [_described(s) | {"share": share} for s, share in zip(sources, shares)],
+                        "sources": seen,
                         "parts": f"MetaTool single-tool split 'train'; ProgrammableWeb train-part mashups outside R2API "
                         f"{part}, whose mashups were hidden from the usage history too",
                     },
@@ -227,6 +226,14 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray, l2: float = 1
         if np.abs(step).max() < 1e-8:
             break
     return w
+
+
+def fit_sources(args: argparse.Namespace, sources: list[Examples]) -> tuple[np.ndarray, float, list[dict]]:
+    """The model over MetaTool's requests and ProgrammableWeb's mashups with and without history (in that order),
+    MetaTool at its share, and what each source gave it."""
+    shares = [args.metatool_weight, 1.0, 1.0]
+    weights, bias = fit(sources, args.l2, shares)
+    return weights, bias, [_described(s) | {"share": share} for s, share in zip(sources, shares)]
 
 
 def fit(sources: list[Examples], l2: float = 1.0, shares: list[float] | None = None) -> tuple[np.ndarray, float]:
@@ -344,8 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
         if args.examples:
             save_examples(sources, args.examples)
-    shares = [args.metatool_weight, 1.0, 1.0]
-    weights, bias = fit(sources, args.l2, shares)
+    weights, bias, seen = fit_sources(args, sources)
     previous = Scorer.load(args.out) if args.keep_objective and args.out.is_file() else None
     fitted = Scorer(weights=tuple(round(float(w), 6) for w in weights), bias=round(bias, 6))
     development = dev_examples(paths, catalogues, args.dev, args.seed, progress)
@@ -366,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
             "encoder_weights": encoder.fingerprint,
             "fitted_on": {
                 "model": {
-                    "sources": [_described(s) | {"share": share} for s, share in zip(sources, shares)],
+                    "sources": seen,
                     "parts": "MetaTool single-tool split 'train'; ProgrammableWeb mashups outside "
                     "splits/programmableweb.json's dev and test",
                     "seed": args.seed,
