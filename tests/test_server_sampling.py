@@ -3,6 +3,7 @@ once, within bounds; one that does not, or answers badly, gets Tender's own deco
 error."""
 
 import json
+import time
 
 import anyio
 import pytest
@@ -11,7 +12,7 @@ from mcp import Client, types
 from tender.server import sampling
 from tender.server.app import build_server
 from tender.server.sampling import Unusable, parse_needs
-from tests.server_support import REQUIREMENT, ok, settings  # noqa: F401
+from tests.server_support import REQUIREMENT, http_server, ok, server_env, settings  # noqa: F401
 
 NEEDS = ["find nearby restaurants", "show places on a map", "get restaurant reviews"]
 
@@ -114,3 +115,58 @@ def test_needs_are_read_from_json_or_a_list_and_anything_else_is_refused():
         parse_needs("no idea")
     with pytest.raises(Unusable):
         parse_needs(json.dumps([f"need {i}" for i in range(13)]))
+
+
+@pytest.mark.parametrize("answer", ["\n" * 1_000_000, "[" * 1_000_000, " 1" * 500_000])
+def test_an_answer_of_a_megabyte_is_refused_at_once_whatever_it_holds(answer):
+    started = time.monotonic()
+    with pytest.raises(Unusable, match="over the"):
+        parse_needs(answer)
+    assert time.monotonic() - started < 1
+
+
+@pytest.mark.parametrize("answer", ["\n" * 15_000, "[" * 15_000, "1" * 15_000, " \t" * 7_000 + "x"])
+def test_the_longest_answer_read_is_read_in_one_linear_pass(answer):
+    started = time.monotonic()
+    with pytest.raises(Unusable):
+        parse_needs(answer)
+    assert time.monotonic() - started < 1
+
+
+async def test_a_client_answering_a_megabyte_of_newlines_never_holds_up_another_client(server_env, tmp_path):  # noqa: F811
+    """The probe's stall, over a real HTTP server: one client's model answers with a megabyte of newlines while a
+    second client asks for the catalogue's categories; the second is answered at once, the first gets a plan."""
+    asked = anyio.Event()
+
+    async def flood(context, params):
+        asked.set()
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="\n" * 1_000_000), model="flood"
+        )
+
+    with http_server(server_env, tmp_path / "http.log") as server:
+        plans: list[dict] = []
+
+        async def flooding_client():
+            async with Client(server.url, mode="legacy", sampling_callback=flood) as client:
+                plans.append(await recommend(client, manager_backend="client"))
+
+        async with Client(server.url) as other:
+            await other.call_tool("list_categories", {})  # warm: the first call loads the catalogue
+            async with anyio.create_task_group() as group:
+                group.start_soon(flooding_client)
+                with anyio.fail_after(60):
+                    await asked.wait()
+                delays = []
+                for _ in range(10):
+                    started = time.monotonic()
+                    with anyio.move_on_after(5):
+                        ok(await other.call_tool("list_categories", {}))
+                    delays.append(time.monotonic() - started)
+                    if delays[-1] >= 5:
+                        group.cancel_scope.cancel()  # the server is stalled: no plan will come
+                        break
+                    await anyio.sleep(0.05)
+    assert max(delays) < 1, delays
+    assert plans and plans[0]["functions"]
+    assert any("could not be used" in n and "1,000,000 characters" in n for n in plans[0]["notes"])

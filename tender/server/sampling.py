@@ -36,20 +36,29 @@ class Unusable(Exception):
     """The client's answer holds no list of needs."""
 
 
+# A model asked for at most MAX_TOKENS tokens answers in far fewer characters than this; a longer answer is not
+# read at all, so no client can make the parse cost more than a bounded, linear pass.
+MAX_ANSWER_CHARS = 16_000
+BULLET = re.compile(r"[ \t]*(?:[-*•]|\d+[.)])[ \t]+(\S.*)")
+
+
 def parse_needs(text: str) -> list[str]:
     """The needs in a model's answer: a JSON array of strings, possibly inside a code fence or prose; else one
-    need per bulleted or numbered line. Raises Unusable."""
-    found = re.search(r"\[.*\]", text, re.S)
+    need per bulleted or numbered line. Linear in the answer's length (no backtracking across lines), and an answer
+    over MAX_ANSWER_CHARS is refused unread. Raises Unusable."""
+    if len(text) > MAX_ANSWER_CHARS:
+        raise Unusable(f"{len(text):,} characters, over the {MAX_ANSWER_CHARS:,} a list of needs can take")
     needs: list[str] = []
-    if found:
+    start, end = text.find("["), text.rfind("]")
+    if 0 <= start < end:
         try:
-            data = json.loads(found.group(0))
+            data = json.loads(text[start : end + 1])
         except json.JSONDecodeError:
             data = None
         if isinstance(data, list):
             needs = [" ".join(str(n).split()) for n in data if isinstance(n, str | int | float) and str(n).strip()]
     if not needs:
-        needs = [m.strip() for m in re.findall(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$", text, re.M) if m.strip()]
+        needs = [m.group(1).strip() for line in text.splitlines() if (m := BULLET.fullmatch(line))]
     needs = list(dict.fromkeys(n for n in needs if n))
     if not needs:
         raise Unusable("no list of needs in its answer")
@@ -88,7 +97,8 @@ async def needs_from_client(
             )
         content = result.content
         text = content.text if isinstance(content, types.TextContent) else ""
-        needs = parse_needs(text)
+        # Off the event loop: whatever the answer, other clients of a shared server are never held up by it.
+        needs = await anyio.to_thread.run_sync(parse_needs, text)
     except TimeoutError:
         return None, f"Your model did not answer within {timeout_s:g} s; {fallback}"
     except Unusable as error:
