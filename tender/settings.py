@@ -43,6 +43,7 @@ class Settings:
     runs_url: str | None = field(default=None, repr=False)  # it may hold a password
     embedding_model: str | None = None
     embedding_runtime: str = "auto"  # "onnx", "torch" or "auto" (ONNX where installed)
+    embedding_dimensions: int | None = None  # TENDER_EMBEDDING_DIMENSIONS: Matryoshka truncation of a folder model
     data_dir: Path = _CLONE_DATA
     data_from_env: bool = False  # TENDER_DATA named data_dir (else it is the clone's, which an install lacks)
     llm_base_url: str | None = None
@@ -92,7 +93,13 @@ class Settings:
         spec = self.embedding_model
         if spec is None and catalog is not None and built_with(catalog) == TUNED_NAME:
             spec = TUNED_NAME
-        return get_embedder(spec, threads=threads, runtime=self.embedding_runtime, cache_dir=self.cache_dir)
+        return get_embedder(
+            spec,
+            threads=threads,
+            runtime=self.embedding_runtime,
+            cache_dir=self.cache_dir,
+            dimensions=self.embedding_dimensions,
+        )
 
     @classmethod
     def from_env(cls, env=None) -> "Settings":
@@ -107,6 +114,7 @@ class Settings:
             runs_url=runs_url,
             embedding_model=env.get("TENDER_EMBEDDING_MODEL") or None,
             embedding_runtime=env.get("TENDER_EMBEDDING_RUNTIME") or "auto",
+            embedding_dimensions=_number(env, "TENDER_EMBEDDING_DIMENSIONS", int, None, *EMBEDDING_DIMENSIONS),
             data_dir=default_data_dir(env),
             data_from_env=bool(env.get("TENDER_DATA")),
             llm_base_url=env.get("TENDER_LLM_BASE_URL") or env.get("OPENAI_BASE_URL") or None,
@@ -133,6 +141,7 @@ class BadSetting(TenderError):
 LLM_TIMEOUT_S = (1.0, 3600.0)
 DEADLINE_S = (0.1, 3600.0)
 LLM_IN_FLIGHT = (1, 256)
+EMBEDDING_DIMENSIONS = (32, 8192)
 
 
 def _number(env, name: str, kind: type, default, minimum: float, maximum: float):

@@ -2,6 +2,7 @@
 Tender refuses a catalogue or bid model made by another encoder than the one loaded."""
 
 import importlib.util
+import json
 import subprocess
 import sys
 import textwrap
@@ -292,3 +293,96 @@ def test_a_server_or_cli_started_without_the_setting_that_built_a_tuned_catalogu
     apis, mashups = map(str, sources)
     rebuilt = CliRunner().invoke(main, ["catalog", "build", "--apis", apis, "--mashups", mashups, "--db", str(path)])
     assert f"with {TUNED_NAME}" in rebuilt.output  # a rebuild keeps the catalogue's encoder
+
+
+# -- a model folder's own prompts and layers ----------------------------------------------------------------------
+@pytest.fixture
+def prompted_folder(tmp_path):
+    """The stock folder with what EmbeddingGemma's has and MiniLM's lacks: a query and a document prompt, and two
+    Dense layers after the pooling (random weights, saved as sentence-transformers saves them)."""
+    import torch
+    from safetensors.torch import save_file
+
+    from tender.catalog.encoders import stock_torch_dir
+
+    folder = tmp_path / "prompted"
+    folder.mkdir()
+    for file in stock_torch_dir().iterdir():
+        if file.name not in ("modules.json", "config_sentence_transformers.json"):
+            (folder / file.name).symlink_to(file)
+    generator = torch.Generator().manual_seed(0)
+    modules = [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+    ]
+    for index, (inputs, outputs) in enumerate([(384, 512), (512, 384)], start=2):
+        layer = folder / f"{index}_Dense"
+        layer.mkdir()
+        (layer / "config.json").write_text(
+            json.dumps(
+                {
+                    "in_features": inputs,
+                    "out_features": outputs,
+                    "bias": False,
+                    "activation_function": "torch.nn.modules.linear.Identity",
+                }
+            )
+        )
+        save_file(
+            {"linear.weight": torch.randn(outputs, inputs, generator=generator) / 20}, layer / "model.safetensors"
+        )
+        modules.append(
+            {"idx": index, "name": str(index), "path": layer.name, "type": "sentence_transformers.models.Dense"}
+        )
+    modules.append({"idx": 4, "name": "4", "path": "4_Normalize", "type": "sentence_transformers.models.Normalize"})
+    (folder / "modules.json").write_text(json.dumps(modules))
+    (folder / "config_sentence_transformers.json").write_text(
+        json.dumps({"prompts": {"query": "task: search result | query: ", "document": "title: none | text: "}})
+    )
+    return folder
+
+
+@needs_torch
+@pytest.mark.real_model
+def test_a_folder_is_read_with_its_own_prompts_and_layers_as_sentence_transformers_reads_it(prompted_folder, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    reference = SentenceTransformer(str(prompted_folder), device="cpu", local_files_only=True)
+    onnx = get_embedder(str(prompted_folder), cache_dir=tmp_path / "cache")
+    texts = ["find nearby restaurants", "Yelp Fusion: local businesses and their reviews"]
+    for role in ("query", "document"):
+        expected = reference.encode(texts, prompt_name=role, normalize_embeddings=True)
+        assert np.allclose(onnx.embed(texts, role=role), expected, atol=1e-5)
+    assert not np.allclose(onnx.embed(texts, role="query"), onnx.embed(texts, role="document"), atol=1e-3)
+    # A part read where it stands: the prompt is read but belongs to no part, and the whole is the text's vector.
+    text = "Show restaurants on a map, read their reviews"
+    whole, parts = pool_parts(text, ["Show restaurants on a map", "read their reviews"], *onnx.tokens(text))
+    assert np.allclose(whole, onnx.embed([text])[0], atol=1e-5) and all(p is not None for p in parts)
+
+
+@needs_torch
+@pytest.mark.real_model
+def test_matryoshka_truncation_keeps_the_first_dimensions_under_an_identity_of_its_own(prompted_folder, tmp_path):
+    full = get_embedder(str(prompted_folder), cache_dir=tmp_path / "cache")
+    cut = get_embedder(str(prompted_folder), cache_dir=tmp_path / "cache", dimensions=128)
+    vector, first = cut.embed(["maps"])[0], full.embed(["maps"])[0][:128]
+    assert vector.shape == (128,) and np.allclose(vector, first / np.linalg.norm(first), atol=1e-5)
+    assert cut.encoder.name == f"{full.encoder.name}@128" and cut.encoder != full.encoder
+
+
+def test_truncating_the_stock_encoder_is_refused_with_the_reason():
+    with pytest.raises(TenderError, match="not to MiniLM"):
+        get_embedder(dimensions=128)
+
+
+def test_a_folder_whose_layers_cannot_be_read_here_is_refused_with_the_reason(tmp_path):
+    from tender.catalog.model_folder import read_model_folder
+
+    (tmp_path / "modules.json").write_text(json.dumps([{"path": "1", "type": "sentence_transformers.models.LSTM"}]))
+    with pytest.raises(TenderError, match="LSTM is not supported"):
+        read_model_folder(tmp_path)
+    (tmp_path / "modules.json").write_text(json.dumps([{"path": "1", "type": "sentence_transformers.models.Pooling"}]))
+    (tmp_path / "1").mkdir()
+    (tmp_path / "1" / "config.json").write_text(json.dumps({"pooling_mode_cls_token": True}))
+    with pytest.raises(TenderError, match="only mean pooling"):
+        read_model_folder(tmp_path)

@@ -125,7 +125,7 @@ def _embed_items(
         )
         for start in range(0, len(missing), batch):
             chunk = missing[start : start + batch]
-            vectors = embedder.embed([text for _, text in chunk])
+            vectors = embedder.embed([text for _, text in chunk], role="document")
             for (digest, _), vector in zip(chunk, vectors):
                 cache[(kind, digest)] = np.asarray(vector, dtype=np.float32).tobytes()
             bar.update(len(chunk))

@@ -13,8 +13,17 @@ from typing import Protocol
 import numpy as np
 
 from ..errors import TenderError
-from .encoders import TUNED_NAME, EncoderId, folder_encoder, stock_encoder, stock_torch_dir
-from .onnx_embedder import OnnxEmbedder, onnx_available
+from .encoders import (
+    STOCK_MAX_TOKENS,
+    TUNED_NAME,
+    EncoderId,
+    folder_encoder,
+    stock_encoder,
+    stock_torch_dir,
+    truncated,
+)
+from .model_folder import ModelFolder, Role, read_model_folder
+from .onnx_embedder import OnnxEmbedder, finish, onnx_available, shift_spans
 
 RUNTIMES = ("auto", "onnx", "torch")
 
@@ -26,8 +35,9 @@ class Embedder(Protocol):
     @property
     def dimension(self) -> int: ...
 
-    def embed(self, texts: list[str], progress: bool = False) -> np.ndarray:
-        """Unit-length float32 rows, one per text."""
+    def embed(self, texts: list[str], progress: bool = False, role: Role = "query") -> np.ndarray:
+        """Unit-length float32 rows, one per text, each read as a `role`: a query (a requirement, a need) or a
+        document (a catalogue item), with the model's own prompt for it."""
         ...
 
 
@@ -39,7 +49,13 @@ class SentenceTransformerEmbedder:
     """A local sentence-transformers model folder (default: the stock one). Never downloads: the hub is
     switched off. Needs the `train` extra."""
 
-    def __init__(self, path: Path | str | None = None, device: str = "cpu", threads: int | None = 1):
+    def __init__(
+        self,
+        path: Path | str | None = None,
+        device: str = "cpu",
+        threads: int | None = 1,
+        dimensions: int | None = None,
+    ):
         stock = path is None
         self.path = stock_torch_dir() if stock else Path(path)  # type: ignore[arg-type]
         if not (self.path / "config.json").is_file() and not (self.path / "modules.json").is_file():
@@ -51,7 +67,9 @@ class SentenceTransformerEmbedder:
         # were many times slower than one. Building the catalogue passes threads=None (all cores).
         self.threads = threads
         # The stock folder holds the same weights as the stock ONNX graph (a test compares their vectors).
-        self.encoder: EncoderId = stock_encoder() if stock else folder_encoder(self.path)
+        self.folder = ModelFolder(self.path, max_tokens=STOCK_MAX_TOKENS) if stock else read_model_folder(self.path)
+        self.dimensions = dimensions
+        self.encoder: EncoderId = truncated(stock_encoder() if stock else folder_encoder(self.path), dimensions)
         self.model_name = self.encoder.name
 
     @cached_property
@@ -69,35 +87,45 @@ class SentenceTransformerEmbedder:
             ) from None
 
         torch.set_num_threads(self.threads or max(1, os.cpu_count() or 1))
-        return SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
+        model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
+        model.max_seq_length = min(model.max_seq_length or self.folder.max_tokens, self.folder.max_tokens)
+        return model
 
-    @property
+    @cached_property
     def dimension(self) -> int:
-        model = self._model
-        get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        return int(get())
+        return int(self.embed(["dimension"]).shape[1])
 
-    def embed(self, texts: list[str], progress: bool = False) -> np.ndarray:
+    def embed(self, texts: list[str], progress: bool = False, role: Role = "query") -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         vectors = self._model.encode(
-            list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=progress, convert_to_numpy=True
+            list(texts),
+            prompt=self.folder.prompt(role) or None,
+            batch_size=64,
+            normalize_embeddings=True,
+            truncate_dim=self.dimensions,
+            show_progress_bar=progress,
+            convert_to_numpy=True,
         )
         return vectors.astype(np.float32, copy=False)
 
-    def tokens(self, text: str) -> tuple[list[tuple[int, int]], np.ndarray] | None:
-        """The text's token embeddings from one pass of the model, with each token's character span (empty for
-        the special tokens); None for a model whose tokens do not line up with its tokenizer's offsets. Pooled by
-        pooling.pool_parts, they give the text's vector and its parts' read in context ("late chunking")."""
+    def tokens(self, text: str, role: Role = "query") -> tuple[list[tuple[int, int]], np.ndarray] | None:
+        """The text's token embeddings from one pass of the model (through its head, where that is linear), with
+        each token's character span in `text` (empty for the prompt's and the special tokens); None for a model
+        whose tokens do not line up with its tokenizer's offsets. Pooled by pooling.pool_parts, they give the text's
+        vector and its parts' read in context ("late chunking")."""
         import torch
 
-        model = self._model
-        spans = model.tokenizer(text, return_offsets_mapping=True, truncation=True, max_length=model.max_seq_length)[
-            "offset_mapping"
-        ]
+        if not self.folder.head_is_linear:
+            return None
+        model, prompt = self._model, self.folder.prompt(role)
+        spans = model.tokenizer(
+            prompt + text, return_offsets_mapping=True, truncation=True, max_length=model.max_seq_length
+        )["offset_mapping"]
         with torch.inference_mode():
-            tokens = model.encode([text], output_value="token_embeddings", convert_to_numpy=False)[0].float().numpy()
-        return (spans, tokens) if len(tokens) == len(spans) else None
+            tokens = model.encode([prompt + text], output_value="token_embeddings", convert_to_numpy=False)[0]
+        tokens = finish(self.folder, tokens.float().numpy(), self.dimensions, normalize=False)
+        return (shift_spans(spans, len(prompt)), tokens) if len(tokens) == len(spans) else None
 
 
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -115,7 +143,7 @@ class HashingEmbedder:
     def dimension(self) -> int:
         return self._dimension
 
-    def embed(self, texts: list[str], progress: bool = False) -> np.ndarray:
+    def embed(self, texts: list[str], progress: bool = False, role: Role = "query") -> np.ndarray:
         matrix = np.zeros((len(texts), self._dimension), dtype=np.float32)
         for row, text in enumerate(texts):
             for token in _TOKEN.findall(text.lower()):
@@ -126,14 +154,19 @@ class HashingEmbedder:
 
 
 def get_embedder(
-    spec: str | None = None, threads: int | None = 1, runtime: str | None = None, cache_dir: Path | None = None
+    spec: str | None = None,
+    threads: int | None = 1,
+    runtime: str | None = None,
+    cache_dir: Path | None = None,
+    dimensions: int | None = None,
 ) -> Embedder:
     """`None`, "default" or "all-MiniLM-L6-v2": the stock MiniLM; "tender-minilm": the stock MiniLM with the
     delta Tender ships (ONNX only); "hashing" or "hashing-N": the test embedder; else a model folder.
     `threads=None` uses every core (for building). `runtime` runs the model with "onnx" (ONNX Runtime: the
     same vectors for half the CPU, with the GIL released, and no torch) or "torch" (sentence-transformers,
     the `train` extra); "auto" (the default) takes ONNX where onnxruntime is installed. `cache_dir` keeps a
-    fine-tuned model's exported ONNX graph (Settings.cache_dir)."""
+    fine-tuned model's exported ONNX graph (Settings.cache_dir). `dimensions` keeps a folder model's first that many
+    dimensions (Matryoshka truncation; only for a model trained for it, such as EmbeddingGemma's 512, 256, 128)."""
     runtime = (runtime or "auto").lower()
     if runtime not in RUNTIMES:
         raise TenderError(f"Unknown embedding runtime {runtime!r}: use auto, onnx or torch.")
@@ -148,11 +181,13 @@ def get_embedder(
             )
         return OnnxEmbedder(None, threads=threads, cache_dir=cache_dir, tuned=True)
     path = None if not spec or spec in ("default", "all-MiniLM-L6-v2") else spec
+    if dimensions is not None and path is None:
+        raise TenderError("TENDER_EMBEDDING_DIMENSIONS applies to a model folder trained for it, not to MiniLM.")
     if runtime in ("onnx", "auto"):
         if onnx_available():
-            return OnnxEmbedder(path, threads=threads, cache_dir=cache_dir)
+            return OnnxEmbedder(path, threads=threads, cache_dir=cache_dir, dimensions=dimensions)
         if runtime == "onnx":
             raise TenderError(
                 "The ONNX runtime is not installed: `pip install onnxruntime`, or set TENDER_EMBEDDING_RUNTIME=torch."
             )
-    return SentenceTransformerEmbedder(path, threads=threads)
+    return SentenceTransformerEmbedder(path, threads=threads, dimensions=dimensions)

@@ -80,6 +80,11 @@ def folder_encoder(folder: Path) -> EncoderId:
     raise TenderError(f"{folder} holds no model weights (none of {', '.join(WEIGHTS)}).")
 
 
+def truncated(encoder: EncoderId, dimensions: int | None) -> EncoderId:
+    """The encoder's identity when only its first `dimensions` dimensions are kept: other vectors, another name."""
+    return encoder.model_copy(update={"name": f"{encoder.name}@{dimensions}"}) if dimensions else encoder
+
+
 @cache
 def stock_encoder() -> EncoderId:
     return EncoderId(name=STOCK_NAME, fingerprint=weights_fingerprint(stock_onnx_dir() / "onnx" / "model.onnx_data"))

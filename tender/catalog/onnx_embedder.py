@@ -12,9 +12,10 @@ shipped low-rank delta added to its weights when the session starts. Another mod
 encoder) is exported once with torch (the `train` extra) into the cache folder it is given; after that torch
 is not needed."""
 
-import json
+import contextlib
 import logging
 import os
+import sys
 import tempfile
 import threading
 import warnings
@@ -30,9 +31,11 @@ from .encoders import (
     folder_encoder,
     stock_encoder,
     stock_onnx_dir,
+    truncated,
     tuned_delta_file,
     tuned_encoder,
 )
+from .model_folder import ModelFolder, Role, read_model_folder
 from .pooling import mean_pool
 
 log = logging.getLogger(__name__)
@@ -47,8 +50,10 @@ def onnx_available() -> bool:
 
 
 def export_onnx(model_path: Path, target: Path) -> Path:
-    """Export the model's transformer (without pooling: we pool here) to `target`, atomically: a
-    concurrent or interrupted export never leaves a half-written file under the final name."""
+    """Export the model's transformer (without pooling or Dense layers: those run here) to `target`, atomically:
+    a concurrent or interrupted export never leaves a half-written file under the final name. BERT-style models
+    go through TorchScript; a model it cannot trace (EmbeddingGemma: `unordered_map::at`) through torch.export
+    (the onnxscript package), with plain attention, which both exporters can write."""
     log.info("Exporting %s to ONNX (once; it is kept in %s)", model_path.name, target.parent)
     try:
         import torch
@@ -60,9 +65,13 @@ def export_onnx(model_path: Path, target: Path) -> Path:
             "or unset TENDER_EMBEDDING_MODEL to use the stock all-MiniLM-L6-v2."
         ) from None
 
-    model = SentenceTransformer(str(model_path), device="cpu", local_files_only=True)
+    model = SentenceTransformer(
+        str(model_path), device="cpu", local_files_only=True, model_kwargs={"attn_implementation": "eager"}
+    )
     transformer = model[0].auto_model.eval()
-    sample = model.tokenizer(["an example sentence"], return_tensors="pt")
+    sample = model.tokenizer(
+        ["an example sentence", "a second, longer example sentence"], return_tensors="pt", padding=True
+    )
     names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in sample]
 
     class TokenEmbeddings(torch.nn.Module):
@@ -77,19 +86,37 @@ def export_onnx(model_path: Path, target: Path) -> Path:
     axes = {name: {0: "batch", 1: "tokens"} for name in names}
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(f".{os.getpid()}.{threading.get_ident()}.partial")
+    inputs = tuple(sample[n] for n in names)
     try:
-        with torch.no_grad(), warnings.catch_warnings():
+        # stdout may be the MCP protocol (a server exporting on first use): the exporters' progress goes to stderr.
+        with torch.no_grad(), warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
             warnings.simplefilter("ignore")  # the tracer's notes on shapes it fixes; the test checks the vectors
-            torch.onnx.export(
-                TokenEmbeddings(),
-                tuple(sample[n] for n in names),
-                str(partial),
-                input_names=names,
-                output_names=["token_embeddings"],
-                dynamic_axes={**axes, "token_embeddings": {0: "batch", 1: "tokens"}},
-                opset_version=17,
-                dynamo=False,
-            )
+            try:
+                torch.onnx.export(
+                    TokenEmbeddings(),
+                    inputs,
+                    str(partial),
+                    input_names=names,
+                    output_names=["token_embeddings"],
+                    dynamic_axes={**axes, "token_embeddings": {0: "batch", 1: "tokens"}},
+                    opset_version=17,
+                    dynamo=False,
+                )
+            except RuntimeError as error:
+                log.info("TorchScript could not export %s (%s); exporting with torch.export", model_path.name, error)
+                batch, tokens = torch.export.Dim("batch"), torch.export.Dim("tokens")
+                torch.onnx.export(
+                    TokenEmbeddings(),
+                    inputs,
+                    str(partial),
+                    input_names=names,
+                    output_names=["token_embeddings"],
+                    dynamic_shapes=(tuple({0: batch, 1: tokens} for _ in names),),  # one entry: *inputs
+                    opset_version=18,
+                    dynamo=True,
+                    external_data=False,
+                    verbose=False,
+                )
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
@@ -132,11 +159,12 @@ def tuned_weights(graph: Path, delta_file: Path) -> dict[str, np.ndarray]:
 
 
 class OnnxEmbedder:
-    """The stock all-MiniLM-L6-v2 (`path=None`) or a sentence-transformers folder (BERT-style, mean pooling,
-    normalised), run by ONNX Runtime. `threads=1` suits queries (requests already run side by side, one per
-    core); `threads=None` uses every core, for building. `cache_dir` keeps a folder's exported graph (under
-    TENDER_HOME); without it the export goes to a temporary folder, for this process only. `tuned`: the stock
-    graph with Tender's shipped delta (catalog.encoders.TUNED_NAME)."""
+    """The stock all-MiniLM-L6-v2 (`path=None`) or a sentence-transformers folder, run by ONNX Runtime with the
+    folder's own prompts, mean pooling, Dense layers and normalisation (model_folder.py). `threads=1` suits queries
+    (requests already run side by side, one per core); `threads=None` uses every core, for building. `cache_dir`
+    keeps a folder's exported graph (under TENDER_HOME); without it the export goes to a temporary folder, for this
+    process only. `tuned`: the stock graph with Tender's shipped delta (catalog.encoders.TUNED_NAME).
+    `dimensions` keeps the first that many dimensions (Matryoshka truncation, for a model trained for it)."""
 
     def __init__(
         self,
@@ -144,6 +172,7 @@ class OnnxEmbedder:
         threads: int | None = 1,
         cache_dir: Path | None = None,
         tuned: bool = False,
+        dimensions: int | None = None,
     ):
         self.stock = path is None
         self.tuned = tuned and self.stock
@@ -152,14 +181,14 @@ class OnnxEmbedder:
             raise TenderError(f"{self.path} has no tokenizer.json; the ONNX runtime needs a fast tokenizer.")
         self.threads = threads
         self.cache_dir = Path(cache_dir) if cache_dir else None
-        self.encoder: EncoderId = (
-            tuned_encoder() if self.tuned else stock_encoder() if self.stock else folder_encoder(self.path)
+        self.folder = (
+            ModelFolder(self.path, max_tokens=STOCK_MAX_TOKENS) if self.stock else read_model_folder(self.path)
         )
+        self.dimensions = dimensions
+        encoder = tuned_encoder() if self.tuned else stock_encoder() if self.stock else folder_encoder(self.path)
+        self.encoder: EncoderId = truncated(encoder, dimensions)
         self.model_name = self.encoder.name
-        config = self.path / "sentence_bert_config.json"
-        self.max_tokens = (
-            json.loads(config.read_text()).get("max_seq_length", 256) if config.is_file() else STOCK_MAX_TOKENS
-        )
+        self.max_tokens = self.folder.max_tokens
 
     @property
     def graph_path(self) -> Path:
@@ -168,7 +197,7 @@ class OnnxEmbedder:
         folder = (
             self.cache_dir or Path(tempfile.gettempdir()) / f"tender-onnx-{os.getuid() if hasattr(os, 'getuid') else 0}"
         )
-        return folder / "onnx" / f"{self.path.name}-{self.encoder.fingerprint}.onnx"
+        return folder / "onnx" / f"{self.path.name}-{folder_encoder(self.path).fingerprint}.onnx"
 
     @cached_property
     def _session(self):
@@ -213,9 +242,9 @@ class OnnxEmbedder:
         tokenizer.no_padding()
         return tokenizer
 
-    @property
+    @cached_property
     def dimension(self) -> int:
-        return int(self._session.get_outputs()[0].shape[-1])
+        return int(self.embed(["dimension"]).shape[1])
 
     def _run(self, encodings) -> tuple[np.ndarray, np.ndarray]:
         """Token embeddings (batch, tokens, dimension) and the attention mask of the padded batch."""
@@ -231,19 +260,44 @@ class OnnxEmbedder:
         (tokens,) = session.run(None, {k: v for k, v in feed.items() if k in self._inputs})
         return tokens, mask
 
-    def embed(self, texts: list[str], progress: bool = False) -> np.ndarray:
+    def embed(self, texts: list[str], progress: bool = False, role: Role = "query") -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        encodings = self._tokenizer.encode_batch(list(texts))
+        prompt = self.folder.prompt(role)
+        encodings = self._tokenizer.encode_batch([prompt + text for text in texts])
         # Batches of similar length, as sentence-transformers does: a batch is padded to its longest text.
         order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
-        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        out: np.ndarray | None = None
         for start in range(0, len(order), 64):
             rows = order[start : start + 64]
-            out[rows] = mean_pool(*self._run([encodings[i] for i in rows]))
+            vectors = finish(self.folder, mean_pool(*self._run([encodings[i] for i in rows])), self.dimensions)
+            if out is None:
+                out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+            out[rows] = vectors
+        assert out is not None
         return out
 
-    def tokens(self, text: str) -> tuple[list[tuple[int, int]], np.ndarray]:
-        """As SentenceTransformerEmbedder.tokens: the text's token embeddings and their character spans."""
-        encoding = self._tokenizer.encode(text)
-        return encoding.offsets, self._run([encoding])[0][0]
+    def tokens(self, text: str, role: Role = "query") -> tuple[list[tuple[int, int]], np.ndarray] | None:
+        """As SentenceTransformerEmbedder.tokens: the text's token embeddings (through the model's head, where it
+        is linear) and their character spans in `text` (empty for the prompt's and the special tokens)."""
+        if not self.folder.head_is_linear:
+            return None
+        prompt = self.folder.prompt(role)
+        encoding = self._tokenizer.encode(prompt + text)
+        tokens = finish(self.folder, self._run([encoding])[0][0], self.dimensions, normalize=False)
+        return shift_spans(encoding.offsets, len(prompt)), tokens
+
+
+def shift_spans(offsets, prompt_chars: int) -> list[tuple[int, int]]:
+    """Token spans in the text after a prompt of `prompt_chars` characters; the prompt's tokens get empty spans."""
+    return [(a - prompt_chars, b - prompt_chars) if a >= prompt_chars and b > a else (0, 0) for a, b in offsets]
+
+
+def finish(folder: ModelFolder, pooled: np.ndarray, dimensions: int | None, normalize: bool = True) -> np.ndarray:
+    """Pooled (or token) embeddings through the folder's Dense layers, cut to `dimensions`, made unit length."""
+    vectors = folder.head(pooled)
+    if dimensions:
+        vectors = vectors[..., :dimensions]
+    if normalize:  # always: catalogue search takes cosine as a dot product
+        vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=-1, keepdims=True), 1e-12)
+    return np.ascontiguousarray(vectors, dtype=np.float32)

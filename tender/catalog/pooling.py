@@ -9,9 +9,9 @@ def unit(vector: np.ndarray) -> np.ndarray:
 
 
 def mean_pool(tokens: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Unit rows from a padded batch of token embeddings (batch, tokens, dimension) and its attention mask."""
-    summed = (tokens * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
-    return np.stack([unit(row) for row in summed]) if len(summed) else summed.astype(np.float32)
+    """The mean of each text's tokens in a padded batch of token embeddings (batch, tokens, dimension) and its
+    attention mask; not yet unit length (a model's Dense layers come between pooling and normalising)."""
+    return ((tokens * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)).astype(np.float32)
 
 
 def pool_parts(text: str, parts: list[str], spans, tokens: np.ndarray) -> tuple[np.ndarray, list[np.ndarray | None]]:

@@ -162,7 +162,7 @@ def encoder_rate(args) -> None:
     embedder = Settings.from_env().embedder(threads=None)
     embedder.embed(["warm up"])
     started = time.perf_counter()
-    embedder.embed([f"{r['name']}. {', '.join(r['categories'])}. {r['description']}" for r in rows])
+    embedder.embed([f"{r['name']}. {', '.join(r['categories'])}. {r['description']}" for r in rows], role="document")
     rate = len(rows) / (time.perf_counter() - started)
     print(
         json.dumps(
