@@ -231,6 +231,51 @@ def test_the_ranking_model_is_refused_with_another_encoder_than_it_was_fitted_on
         ranking_model(path, RenamedEmbedder(TUNED))
 
 
+class FolderEmbedder(HashingEmbedder):
+    """The hashing embedder standing in for an encoder read from a model folder (its identity, its folder)."""
+
+    def __init__(self, folder, encoder: EncoderId):
+        from tender.catalog.model_folder import ModelFolder
+
+        super().__init__(256)
+        self.model_name, self.encoder, self.stock, self.folder = encoder.name, encoder, False, ModelFolder(folder)
+
+
+def test_the_ranking_model_follows_the_encoder_without_any_setting(tmp_path):
+    from tender.agents.service import ranking_model
+    from tender.ranking.scorer import Scorer, beside_encoder
+
+    assert ranking_model(None, get_embedder(TUNED_NAME)).encoder == TUNED_NAME  # shipped for each stock encoder
+    folder = tmp_path / "my-encoder"
+    folder.mkdir()
+    fitted = Scorer.load().model_copy(update={"encoder": TUNED.name, "encoder_weights": TUNED.fingerprint, "bias": 0.5})
+    beside_encoder(folder, TUNED.name, TUNED.fingerprint).write_text(fitted.model_dump_json())
+    assert ranking_model(None, FolderEmbedder(folder, TUNED)) == fitted
+    # The same weights in a folder of another name: the fingerprint picks the model.
+    renamed = EncoderId(name="renamed", fingerprint=TUNED.fingerprint)
+    found = beside_encoder(folder, TUNED.name, TUNED.fingerprint)
+    (tmp_path / "renamed").mkdir()
+    found.rename(tmp_path / "renamed" / found.name)
+    assert ranking_model(None, FolderEmbedder(tmp_path / "renamed", renamed)).bias == 0.5
+
+
+def test_an_encoder_with_no_fitted_ranking_model_is_told_how_to_fit_one(tmp_path):
+    from tender.agents.service import ranking_model
+
+    with pytest.raises(TenderError, match=r"tender train ranker.*beside the encoder"):
+        ranking_model(None, FolderEmbedder(tmp_path, EncoderId(name="new-encoder", fingerprint="fedcba9876543210")))
+
+
+def test_a_refit_for_a_folder_encoder_is_written_beside_it_and_a_stock_refit_over_the_shipped_model(tmp_path):
+    from tender.ranking.scorer import MODEL_FILE
+    from tender.training.ranker import default_out
+
+    assert default_out(get_embedder()) == MODEL_FILE
+    assert default_out(get_embedder(TUNED_NAME)).name == "model.tender-minilm.json"
+    out = default_out(FolderEmbedder(tmp_path, TUNED))
+    assert out.parent == tmp_path and TUNED.fingerprint in out.name
+
+
 # -- the tuned encoder Tender ships -----------------------------------------------------------------------------
 @pytest.mark.real_model
 def test_the_shipped_tuned_encoder_is_the_stock_graph_adapted_under_an_identity_of_its_own():

@@ -58,6 +58,7 @@ class SentenceTransformerEmbedder:
     ):
         stock = path is None
         self.path = stock_torch_dir() if stock else Path(path)  # type: ignore[arg-type]
+        self.stock = stock
         if not (self.path / "config.json").is_file() and not (self.path / "modules.json").is_file():
             raise TenderError(
                 f"{self.path} is not a sentence-transformers model folder (no config.json or modules.json)."

@@ -109,7 +109,15 @@ def recorded_encoder(name: str, fingerprint: str | None) -> EncoderId:
     return EncoderId(name=name, fingerprint=fingerprint or "")
 
 
+def same_encoder(a: EncoderId, b: EncoderId) -> bool:
+    """Whether two identities give the same vectors: the same weights (and Matryoshka cut, the `@N` of the name),
+    whatever the folder is called; by name only where a fingerprint was not recorded."""
+    if a.fingerprint and b.fingerprint:
+        return a.fingerprint == b.fingerprint and a.name.partition("@")[2] == b.name.partition("@")[2]
+    return a == b
+
+
 def check_encoder(what: str, recorded: EncoderId, loaded: EncoderId, fix: str) -> None:
     """Raise EncoderMismatch, saying `fix`, unless `what` was made with the loaded encoder."""
-    if recorded != loaded:
+    if not same_encoder(recorded, loaded):
         raise EncoderMismatch(f"{what} was embedded by {recorded}, but the encoder loaded is {loaded}. {fix}")

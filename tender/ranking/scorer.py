@@ -7,22 +7,54 @@ the past mashups' votes can lift an item, never sink one. Fitted on which APIs p
 an item nobody used against it; that left a need unserved where search ranked the right API first, and handed it to
 the popular API the similar mashups used beside it (docs/tuning.md)."""
 
-from functools import cached_property
+import json
+from functools import cache, cached_property
 from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tender.catalog.encoders import EncoderId, recorded_encoder, same_encoder
 
 from .evidence import FEATURES, Evidence, vector
 
 MODEL_FILE = Path(__file__).with_name("model.json")
 
 
-def shipped_model(encoder: str) -> Path:
-    """The shipped model fitted on this encoder's vectors: model.<encoder>.json where one ships (the tuned
-    tender-minilm), else model.json (the stock all-MiniLM-L6-v2)."""
-    fitted = MODEL_FILE.with_name(f"model.{encoder}.json")
-    return fitted if fitted.is_file() else MODEL_FILE
+def fitted_models(folder: Path | None = None) -> list[Path]:
+    """Every ranking model Tender can pick from: the shipped ones (model.json for the stock all-MiniLM-L6-v2,
+    model.<encoder>.json for the others measured) and, for an encoder read from a folder, the ones `tender train
+    ranker` wrote beside it (tender-ranking-<fingerprint>.json)."""
+    shipped = [MODEL_FILE, *sorted(MODEL_FILE.parent.glob("model.*.json"))]
+    return shipped + (sorted(Path(folder).glob("tender-ranking-*.json")) if folder else [])
+
+
+def beside_encoder(folder: Path, name: str, fingerprint: str) -> Path:
+    """Where `tender train ranker` writes the model for a folder encoder, so that it is found by itself."""
+    cut = name.partition("@")[2]
+    return Path(folder) / f"tender-ranking-{fingerprint}{'@' + cut if cut else ''}.json"
+
+
+def shipped_model(name: str, fingerprint: str = "", folder: Path | None = None) -> Path | None:
+    """The ranking model fitted on this encoder's vectors, picked by its weights' fingerprint (and its Matryoshka
+    cut, the `@N` of its name): an encoder folder renamed keeps its model. None where none was fitted for it."""
+    loaded = EncoderId(name=name, fingerprint=fingerprint)
+    for path in fitted_models(folder):
+        recorded = _recorded_encoder(path, path.stat().st_mtime_ns)
+        if recorded is not None and same_encoder(recorded, loaded):
+            return path
+    return None
+
+
+@cache
+def _recorded_encoder(path: Path, modified: int) -> EncoderId | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    return recorded_encoder(str(data.get("encoder", "")), str(data.get("encoder_weights", "")) or None)
 
 
 class Objective(BaseModel):

@@ -21,7 +21,8 @@ from tender.evaluation.catalogues import Catalogues
 from tender.evaluation.datasets import COLD, DATASETS, DECOMPOSED, MASKED, Paths, Variant
 from tender.ranking.evidence import Evidence, vector
 from tender.ranking.retrieval import Ranker
-from tender.ranking.scorer import Scorer, shipped_model
+from tender.agents.service import ranking_model
+from tender.ranking.scorer import Scorer
 from tender.ranking.vectors import QueryEncoder
 from tender.settings import Settings
 
@@ -136,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings.from_env()
     paths = Paths(settings.data_dir.parent)
     catalogues = Catalogues(settings, paths, progress=False)
-    scorer = Scorer.load(shipped_model(settings.embedder().encoder.name))
+    scorer = ranking_model(None, settings.embedder())
     print(
         "| dev part | needs | in the candidates | dense | shipped | history reading alone | fitted in kind, "
         "logistic | fitted in kind, boosted trees |"

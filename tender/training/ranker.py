@@ -32,7 +32,7 @@ from tender.evaluation.catalogues import Catalogues
 from tender.evaluation.datasets import Paths, split
 from tender.ranking.evidence import FEATURES, vector
 from tender.ranking.retrieval import Ranker
-from tender.ranking.scorer import MODEL_FILE, Scorer, untrained
+from tender.ranking.scorer import MODEL_FILE, Scorer, beside_encoder, shipped_model, untrained
 from tender.ranking.vectors import QueryEncoder
 from tender.settings import Settings
 
@@ -306,7 +306,12 @@ def dev_examples(paths: Paths, catalogues: Catalogues, sample: int, seed: int, p
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tender train ranker", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=MODEL_FILE, help="model file to write (default: the shipped one)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="model file to write (default: the shipped one for the stock encoders; for an encoder read from a "
+        "folder, tender-ranking-<fingerprint>.json beside it, where Tender finds it by itself)",
+    )
     parser.add_argument("--metatool", type=int, default=4000, help="MetaTool train requests drawn")
     parser.add_argument("--mashups", type=int, default=1500, help="ProgrammableWeb train mashups drawn (each regime)")
     parser.add_argument(
@@ -332,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     settings = Settings.from_env()
+    args.out = args.out or default_out(settings.embedder())
     paths = Paths(settings.data_dir.parent)
     catalogues = Catalogues(settings, paths, progress=not args.quiet)
     started = time.perf_counter()
@@ -392,6 +398,15 @@ def main(argv: list[str] | None = None) -> int:
     for name, w in sorted(zip(FEATURES, weights), key=lambda pair: -abs(pair[1])):
         print(f"  {name:32s} {w:+.3f}", file=sys.stderr)
     return 0
+
+
+def default_out(embedder) -> Path:
+    """Where a refit goes unless told: over the shipped model of a stock encoder (tender-minilm has its own file),
+    else beside the encoder's folder, where ranking_model finds it by the encoder's fingerprint."""
+    encoder = embedder.encoder
+    if getattr(embedder, "stock", True):
+        return shipped_model(encoder.name, encoder.fingerprint) or MODEL_FILE
+    return beside_encoder(embedder.folder.path, encoder.name, encoder.fingerprint)
 
 
 def save_examples(sources: list[Examples], path: Path) -> None:
