@@ -1122,6 +1122,160 @@ def train_ranker(args):
     ranker_main(list(args))
 
 
+@main.group()
+def models():
+    """Encoders Tender can fetch, check and remove (TENDER_HOME/models/encoders). Only `tender models pull`
+    downloads: recommending, building and serving never do."""
+
+
+def known_model(name: str):
+    """The known encoder called `name`; InputToFix with the closest names otherwise."""
+    from tender.catalog.models import KNOWN
+
+    if name not in KNOWN:
+        raise InputToFix(
+            f"No known encoder {echo(name)}.{did_you_mean(name, list(KNOWN))} `tender models list` shows them."
+        )
+    return KNOWN[name]
+
+
+def can_ask() -> bool:
+    """Whether a person can answer a prompt (standard input is a terminal)."""
+    return sys.stdin.isatty()
+
+
+def _size(count: int) -> str:
+    return f"{count / 1e9:.2f} GB" if count >= 1e9 else f"{count / 1e6:.1f} MB"
+
+
+@models.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the encoders as JSON.")
+@click.pass_obj
+def models_list(settings: Settings, as_json):
+    """List the encoders Tender knows, pulled or not, with their size and licence, and any other folder under
+    TENDER_HOME/models/encoders (shown as local, not verified). A pulled one shows the TENDER_EMBEDDING_MODEL to set.
+
+    \b
+    Examples:
+        tender models list
+        tender models list --json
+    """
+    from tender.catalog.models import list_models
+
+    rows = list_models(settings.home)
+    if as_json:
+        click.echo(json.dumps([row.model_dump() for row in rows], indent=2))
+        return
+    for row in rows:
+        licence = f"  {row.licence}" if row.licence else ""
+        click.echo(f"{row.name:<22} {row.status:<20} {_size(row.size):>9}{licence}")
+        if row.folder:
+            click.echo(f"{'':<22} TENDER_EMBEDDING_MODEL={row.folder}")
+
+
+@models.command("pull")
+@click.argument("name")
+@click.option(
+    "--endpoint",
+    help="A Hugging Face-compatible server to fetch from (default: TENDER_HF_ENDPOINT, HF_ENDPOINT or "
+    "https://huggingface.co).",
+)
+@click.option("--accept-licence", is_flag=True, help="Accept the model's licence without being asked (read it first).")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.pass_obj
+def models_pull(settings: Settings, name, endpoint, accept_licence, quiet):
+    """Fetch a known encoder into TENDER_HOME/models/encoders/NAME and check every file's sha256. A model whose
+    licence asks something of you is shown first and must be accepted. A gated model (EmbeddingGemma) needs a
+    Hugging Face token that accepted it, in HF_TOKEN. An interrupted pull goes on from the files it has.
+
+    \b
+    Example:
+        HF_TOKEN=hf_... tender models pull embeddinggemma-300m
+    """
+    import shlex
+
+    from tqdm import tqdm
+
+    from tender.catalog.models import LicenceNotAccepted, endpoint_from, licence_accepted, pull, token_from
+
+    model = known_model(name)
+    token = token_from(os.environ)
+    if not accept_licence and not licence_accepted(model, settings.home):
+        if not can_ask():
+            raise LicenceNotAccepted(model)
+        click.echo(f"{model.name} is under the {model.licence}: {model.licence_url}", err=True)
+        click.echo(model.licence_note, err=True)
+        if not click.confirm("Do you accept it?", default=False, err=True):
+            raise TenderError("The licence was not accepted; nothing was downloaded.")
+        accept_licence = True
+    with tqdm(
+        total=model.size, unit="B", unit_scale=True, desc=model.name, disable=quiet, file=sys.stderr, leave=False
+    ) as bar:
+        folder = pull(
+            model.name,
+            settings.home,
+            endpoint or endpoint_from(os.environ),
+            accept_licence=accept_licence,
+            progress=lambda path, count: bar.update(count),
+            token=token,
+        )
+    click.echo(f"{model.name}: every file verified, in {folder}. To use it:")
+    click.echo(f"export TENDER_EMBEDDING_MODEL={shlex.quote(str(folder))}")
+    click.echo(
+        "then rebuild the catalogue with it (`tender catalog build`), and fit a ranking model for it "
+        "(`tender train ranker`), since none ships for this encoder."
+    )
+
+
+@models.command("verify")
+@click.argument("name")
+@click.pass_obj
+def models_verify(settings: Settings, name):
+    """Hash a pulled encoder's files again and compare them with the table: print "ok", or each problem and exit 1.
+
+    \b
+    Example:
+        tender models verify embeddinggemma-300m
+    """
+    from tender.catalog.models import verify
+
+    model = known_model(name)
+    problems = verify(model.name, settings.home)
+    if problems:
+        for problem in problems:
+            click.echo(f"{model.name}: {problem}")
+        raise TenderError(
+            f"{model.name} does not match its table ({len(problems)} problem{'s' if len(problems) != 1 else ''}); "
+            f"`tender models pull {model.name}` fetches the files again."
+        )
+    click.echo("ok")
+
+
+@models.command("remove")
+@click.argument("name")
+@click.pass_obj
+def models_remove(settings: Settings, name):
+    """Delete an encoder's folder under TENDER_HOME/models/encoders (with a half pull, and any ranking model fitted
+    beside it). Catalogues built with it will need another encoder and a rebuild.
+
+    \b
+    Example:
+        tender models remove all-mpnet-base-v2
+    """
+    from tender.catalog.models import NotPulled, encoders_dir, list_models, remove
+
+    try:
+        removed = remove(name, settings.home)
+    except NotPulled:
+        there = [row.name for row in list_models(settings.home) if row.folder]
+        raise InputToFix(
+            f"No encoder {echo(name)} in {encoders_dir(settings.home)}.{did_you_mean(name, there)} "
+            "`tender models list` shows them."
+        ) from None
+    for folder in removed:
+        click.echo(f"Removed {folder}")
+
+
 @main.command("serve")
 @click.option(
     "--transport",

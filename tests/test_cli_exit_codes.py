@@ -37,6 +37,10 @@ INPUT_TO_FIX = {
     "train ranker": [["--metatool", "many"]],
     "serve": [["--transport", "http", "--host", "0.0.0.0"], ["--port", "0"]],
     "doctor": [["--db"]],
+    "models list": [["--json", "extra"]],
+    "models pull": [["embedingemma-300m"], ["embeddinggemma-300m"], ["all-mpnet-base-v2", "--endpoint", "ftp://x"]],
+    "models verify": [["all-mpnet-base-v2"], ["nope"]],
+    "models remove": [["../x"], ["all-mpnet-base-v2"]],
 }
 
 
