@@ -578,7 +578,12 @@ def read_requirement(requirement: str) -> str:
     "--exclude-category", "excluded_categories", multiple=True, help="Never use APIs of this category (repeatable)."
 )
 @click.option("--exclude-api", "excluded_apis", multiple=True, help="Never use this API, by id or name (repeatable).")
-@click.option("--exclude-deprecated", is_flag=True, help="Never use an item its source marks deprecated or gone.")
+@click.option(
+    "--include-deprecated",
+    is_flag=True,
+    help="Also award items their source marks deprecated or gone (by default they never take a need).",
+)
+@click.option("--exclude-deprecated", is_flag=True, hidden=True, help="The default now; kept for older scripts.")
 @click.option(
     "--routing",
     type=click.Choice(["embedding", "broadcast"]),
@@ -619,6 +624,7 @@ def recommend(
     required,
     excluded_categories,
     excluded_apis,
+    include_deprecated,
     exclude_deprecated,
     routing,
     top_n,
@@ -654,6 +660,7 @@ def recommend(
             required_categories=list(required),
             excluded_categories=list(excluded_categories),
             excluded_apis=list(excluded_apis),
+            include_deprecated=include_deprecated,
             exclude_deprecated=exclude_deprecated,
         ),
     )

@@ -21,7 +21,7 @@ class CountingEmbedder(HashingEmbedder):
         super().__init__(256)
         self.texts = []
 
-    def embed(self, texts, progress=False):
+    def embed(self, texts, progress=False, role="query"):
         self.texts.extend(texts)
         return super().embed(texts, progress)
 
@@ -176,7 +176,7 @@ def test_cli_malformed_input_exits_2_with_the_line(sources, tmp_path):
 
 
 class SlowEmbedder(HashingEmbedder):
-    def embed(self, texts, progress=False):
+    def embed(self, texts, progress=False, role="query"):
         time.sleep(30)
         return super().embed(texts, progress)
 

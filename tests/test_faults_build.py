@@ -23,7 +23,7 @@ class GatedEmbedder(HashingEmbedder):
         super().__init__(256)
         self.started, self.release = threading.Event(), threading.Event()
 
-    def embed(self, texts, progress=False):
+    def embed(self, texts, progress=False, role="query"):
         self.started.set()
         assert self.release.wait(30), "the test never released the build"
         return super().embed(texts, progress)
@@ -141,7 +141,7 @@ def test_a_huge_description_is_embedded_only_up_to_the_cap_and_the_build_says_so
     seen = []
 
     class Recording(HashingEmbedder):
-        def embed(self, texts, progress=False):
+        def embed(self, texts, progress=False, role="query"):
             seen.extend(texts)
             return super().embed(texts, progress)
 

@@ -85,8 +85,8 @@ def test_a_newly_registered_protocol_is_run_by_the_service(catalog_path, embedde
 
     monkeypatch.setitem(PROTOCOLS, "echo", Protocol("echo", "the manager-led protocol, recorded", echo))
     tender = Tender(Catalog(catalog_path, embedder=embedder))
-    run = tender.recommend(Request.create("Show nearby restaurants on a map", protocol="echo"))
-    assert asked == ["Show nearby restaurants on a map"]
+    run = tender.recommend(Request.create("Read restaurant reviews and ratings", protocol="echo"))
+    assert asked == ["Read restaurant reviews and ratings"]
     assert run.plan.protocol == "echo" and run.plan.apis
 
 

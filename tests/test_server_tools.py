@@ -85,11 +85,11 @@ async def test_numbers_and_choices_are_bounded_in_the_input_schemas(settings):
 async def test_recommend_apis_returns_each_function_with_its_apis_and_stores_the_run(settings):
     async with connect(settings) as client:
         plan = await recommend(client)
-    assert {"Google Maps", "Yelp"} & set(plan["apis"]), plan["apis"]
+    assert {"Google Maps", "Yelp"} & set(plan["apis"]), plan
     assert plan["protocol"] == "manager-led" and plan["detail"] == "summary"
     stored = RunStore(settings.runs_path).get(plan["run_id"])
     assert [f["id"] for f in plan["functions"]] == [s.id for s in stored.plan.steps]
-    awarded = [api for function in plan["functions"] for api in function["apis"]]
+    awarded = [api for function in plan["functions"] for api in function.get("apis", [])]
     assert {api["name"] for api in awarded} == set(plan["apis"]) == {a.name for a in stored.plan.apis}
     for api in awarded:
         assert api["does"] and len(api["does"]) <= 120 and "\n" not in api["does"]
@@ -109,7 +109,7 @@ async def test_recommend_apis_leaves_the_stage_sets_to_full_detail_and_the_trans
     assert full["stages"]["final"] == [api["api_id"] for api in full["plan"]]
     assert "transcript" not in full and full["transcript_uri"] == f"runs://{full['run_id']}"
     assert full["backends"] == {"manager": "offline", "contractors": "offline"}
-    assert [f["apis"] for f in full["functions"]] == [f["apis"] for f in compact["functions"]]
+    assert [f.get("apis") for f in full["functions"]] == [f.get("apis") for f in compact["functions"]]
 
 
 async def test_a_four_function_answer_fits_an_assistants_context(settings):

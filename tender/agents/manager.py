@@ -40,6 +40,9 @@ class Negotiation:
         self.excluded_categories = set(request.constraints.excluded_categories)
         self.mapped_categories: dict[str, None] = {}
         self.proposed: dict[int, float] = {}  # each proposed API's best bid
+        # Bids of items their source marks gone, kept out of the selection unless the request includes them: a step
+        # only they would serve is unserved, and says so.
+        self.dead: list[Propose] = []
         self.contacted: set[str] = set()
         self.context_parts: list[str] = []  # the parts of the requirement the decomposition read as context
         self._shortlists: dict[tuple[str, str], Shortlist] = {}
@@ -210,15 +213,27 @@ class Manager:
         for replies in answers:
             for reply in replies:
                 negotiation.send(reply)
-                if reply.kind == "propose" and self.admissible(negotiation, reply) is None:
+                if reply.kind != "propose":
+                    continue
+                if self.admissible(negotiation, reply) is None:
                     proposals.append(reply)
                     negotiation.proposed[reply.api_id] = max(reply.score, negotiation.proposed.get(reply.api_id, 0.0))
+                elif self._dead(negotiation, reply.api_id):
+                    negotiation.dead.append(reply)
         return proposals
+
+    def _dead(self, negotiation: Negotiation, api_id: int) -> bool:
+        return (
+            not negotiation.request.constraints.include_deprecated
+            and self.catalog.get_api(api_id).status == "deprecated"
+        )
 
     def admissible(self, negotiation: Negotiation, proposal: Propose) -> str | None:
         """Why a proposal breaks a constraint, or None."""
         if proposal.api_id in negotiation.excluded_apis:
             return f"{proposal.api_name} is excluded by the request"
+        if self._dead(negotiation, proposal.api_id):
+            return f"{proposal.api_name} is no longer available (pass include_deprecated to use it anyway)"
         broken = negotiation.excluded_categories.intersection(self.catalog.get_api(proposal.api_id).categories)
         if broken:
             return f"{proposal.api_name} is in excluded categories {sorted(broken)}"

@@ -2,7 +2,7 @@
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from tender.errors import InputToFix
 from tender.safety import echo
@@ -23,7 +23,20 @@ class Constraints(BaseModel):
     required_categories: list[str] = Field(default_factory=list, description="The final set has an API of each.")
     excluded_categories: list[str] = Field(default_factory=list, description="No API of these categories is used.")
     excluded_apis: list[int | str] = Field(default_factory=list, description="APIs (ids or names) never used.")
-    exclude_deprecated: bool = Field(False, description="Never use an item its source marks deprecated or gone.")
+    include_deprecated: bool = Field(
+        False,
+        description="Also award items their source marks deprecated or gone. By default they never take a need: a "
+        "need only they could serve is left unserved, and the plan names them.",
+    )
+    exclude_deprecated: bool = Field(
+        False, description="Kept for older callers: deprecated items are left out by default (see include_deprecated)."
+    )
+
+    @model_validator(mode="after")
+    def _one_way(self):
+        if self.include_deprecated and self.exclude_deprecated:
+            raise ValueError("include_deprecated and exclude_deprecated contradict each other; give one")
+        return self
 
 
 class Request(BaseModel):

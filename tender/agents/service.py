@@ -114,8 +114,6 @@ class Tender:
         constraints = constraints.model_copy(
             update={"required_categories": required, "excluded_categories": excluded_categories}
         )
-        if constraints.exclude_deprecated:
-            excluded |= {api.id for api in self.catalog.apis() if api.status == "deprecated"}
         return request.model_copy(update={"constraints": constraints}), excluded
 
     def recommend(self, request: Request, context: RunContext | None = None) -> Run:
@@ -139,13 +137,31 @@ class Tender:
             api = self.catalog.get_api(api_id)
             if api.status == "deprecated":
                 context.note(
-                    f"{api.name} is deprecated ({api.status_source or 'by its source'}) and no active item scored "
-                    "near it for its step; check that it still works, or pass exclude_deprecated."
+                    f"{api.name} is deprecated ({api.status_source or 'by its source'}); it is in the plan because "
+                    "the request included deprecated items: check that it still works."
                 )
         if protocol.contract_net:
             manager.award(negotiation, outcome.proposals, outcome.final, awards)
         context.report(1, 1, "plan ready")
         return Run(plan=self._plan(request, negotiation, outcome, awards), transcript=self._transcript(negotiation))
+
+    def _name_the_dead(self, negotiation: Negotiation, outcome: protocols.Outcome) -> None:
+        """An unserved step whose credible bids all came from items no longer available says so, naming them: the
+        catalogue knew something that once did the job."""
+        cost = self.ranker.scorer.objective.cost_for(self.ranker.has_history)
+        for step in outcome.steps:
+            if step.awarded:
+                continue
+            live = max((p.score for p in outcome.proposals if p.function_id == step.id), default=0.0)
+            credible = [p for p in negotiation.dead if p.function_id == step.id and p.score > max(live, cost)]
+            best = {p.api_id: p for p in sorted(credible, key=lambda p: p.score)}  # each item's best bid
+            dead = sorted(best.values(), key=lambda p: -p.score)
+            if dead:
+                named = ", ".join(f"{p.api_name} ({p.score:.2f})" for p in dead[:3])
+                step.reason = (
+                    f"the catalogue's only candidates for '{step.function}' are no longer available: {named}"
+                    + (f"; {step.reason}" if step.reason else "")
+                )
 
     def _transcript(self, negotiation: Negotiation):
         transcript = negotiation.transcript
@@ -156,6 +172,7 @@ class Tender:
         context = negotiation.context
         names = {p.api_id: p.api_name for p in outcome.proposals}
         protocols.fill_steps(outcome, awards, names)
+        self._name_the_dead(negotiation, outcome)
         for step in outcome.steps:
             for award in step.awarded:
                 award.status = self.catalog.get_api(award.api_id).status

@@ -83,6 +83,9 @@ class Dataset:
     hidden: Callable[[Paths, str], list[int]] = lambda paths, part: []
     has_history: bool = False
     names_to_mask: bool = False
+    # The paper's reproduction scores what 2010s mashups used, dead APIs included, as the paper did; a judged suite
+    # is what a user is served now, where a dead item never takes a need.
+    include_deprecated: bool = False
 
     def queries(self, paths: Paths, part: str, catalog: Catalog, variant: Variant | None = None) -> list[Query]:
         """The part's queries, as the variant puts them (names masked against the catalogue's)."""
@@ -250,6 +253,7 @@ DATASETS: dict[str, Dataset] = {
             _pw_hidden,
             has_history=True,
             names_to_mask=True,
+            include_deprecated=True,
         ),
         Dataset(
             "r2api",
@@ -261,6 +265,7 @@ DATASETS: dict[str, Dataset] = {
             fold_ids,
             has_history=True,
             names_to_mask=True,
+            include_deprecated=True,
         ),
         Dataset(
             "metatool-multi",

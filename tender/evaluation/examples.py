@@ -8,7 +8,7 @@ catalogue alone, before any of Tender's answers to them was seen). An answer is 
 
     python -m tender.evaluation.examples                       # the catalogue at TENDER_CATALOG
     python -m tender.evaluation.examples --db catalog.db --json examples.json
-    python -m tender.evaluation.examples --needs-given --exclude-deprecated
+    python -m tender.evaluation.examples --needs-given --include-deprecated
 
 `--needs-given` passes the judged functions' needs as the caller's (what an assistant does), so that a miss of the
 ranking shows apart from a miss of the decomposition."""
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db", type=Path, help="The ProgrammableWeb catalogue (default: TENDER_CATALOG's).")
     parser.add_argument("--json", type=Path, help="Also write the verdicts here.")
     parser.add_argument("--needs-given", action="store_true", help="Pass the judged needs as the caller's.")
-    parser.add_argument("--exclude-deprecated", action="store_true", help="Ask for active APIs only.")
+    parser.add_argument("--include-deprecated", action="store_true", help="Let deprecated APIs take a need too.")
     args = parser.parse_args(argv)
 
     from tender.agents.request import Request
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     verdicts = []
     for example in load():
         needs = [f.need for f in functions_of(example)] if args.needs_given else None
-        constraints = {"exclude_deprecated": True} if args.exclude_deprecated else {}
+        constraints = {"include_deprecated": True} if args.include_deprecated else {}
         plan = tender.recommend(Request.create(example["requirement"], needs=needs, constraints=constraints)).plan
         verdict = judge(example, [a.api_id for a in plan.apis])
         verdict["plan"] = [f"{a.name}{' (deprecated)' if a.status == 'deprecated' else ''}" for a in plan.apis]

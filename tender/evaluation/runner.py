@@ -99,10 +99,23 @@ def needs_of(query: Query, variant: Variant) -> tuple[str, ...] | None:
     return None
 
 
-def protocol_answer(tender, method: str, query: Query, needs: tuple[str, ...] | None, top_n: int | None) -> Answer:
+def protocol_answer(
+    tender,
+    method: str,
+    query: Query,
+    needs: tuple[str, ...] | None,
+    top_n: int | None,
+    include_deprecated: bool = False,
+) -> Answer:
     started = time.perf_counter()
     try:
-        request = Request.create(query.text, protocol=method, needs=list(needs) if needs else None, top_n=top_n)
+        request = Request.create(
+            query.text,
+            protocol=method,
+            needs=list(needs) if needs else None,
+            top_n=top_n,
+            constraints={"include_deprecated": include_deprecated},
+        )
         plan = tender.recommend(request, RunContext()).plan
     except InvalidRequest as error:  # e.g. a description that masking left empty
         return Answer(error=str(error), latency_ms=(time.perf_counter() - started) * 1000)
@@ -175,7 +188,7 @@ def run_job(
             vectors = QueryVectors(catalog)  # the baselines embed each text of this query once
             for method in job.methods:
                 if method in PROTOCOLS:
-                    answer = protocol_answer(tender, method, query, needs, top_n)
+                    answer = protocol_answer(tender, method, query, needs, top_n, data.include_deprecated)
                 else:
                     spared, started = vectors.skipped, time.perf_counter()
                     final, ranked = BASELINES[method].answer(catalog, query, needs, job.cuts.get(method, 2), vectors)

@@ -114,14 +114,18 @@ class Scorer(BaseModel):
         return z
 
     def probabilities(self, evidence: list[Evidence]) -> np.ndarray:
-        """Where the catalogue has usage history, the larger of two readings: with it, and of the item's
-        description alone (as in a catalogue without history), so that the lack of past use never speaks against an
-        item that says it does the job (a new or little-used one, the active substitute of a gone one)."""
+        """Where the catalogue has usage history, two readings: with it, and of the item's description alone (as in
+        a catalogue without history). The lack of past use never speaks against an item that says it does the job
+        (a new or little-used one, the active substitute of a gone one): it scores the larger. And past use is
+        evidence that items went together, not that an item does the job: an item whose description alone would not
+        be awarded (below the cost of an item in a catalogue without history) keeps that reading, however often the
+        similar past apps used it."""
         with_history = _sigmoid(self.logits(evidence))
         if not any(e.catalogue_history for e in evidence):
             return with_history
         alone = _sigmoid(self.logits([_description_only(e) for e in evidence]))
-        return np.maximum(with_history, alone)
+        serves = alone >= self.objective.cost_for(False)
+        return np.where(serves, np.maximum(with_history, alone), alone)
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:

@@ -201,14 +201,15 @@ async def recommend_apis(
             )
         ),
     ] = [],
-    excluded_categories: Annotated[list[str], Field(description="Categories none of whose APIs may be used.")] = [],
+    excluded_categories: Annotated[list[str], Field(description="Categories whose APIs are never used.")] = [],
     excluded_apis: Annotated[list[int | str], Field(description="APIs (ids or exact names) never to use.")] = [],
+    include_deprecated: Annotated[bool, Field(description="Also award items marked gone.")] = False,
     manager_backend: Annotated[
         ManagerBackend,
         Field(
             description=(
-                "The manager's reasoner: 'offline' (embedded, default), 'llm' (the server's OpenAI-compatible "
-                "endpoint), or 'client': your model states the needs through MCP sampling, where you offer it."
+                "The manager's reasoner: 'offline' (default), 'llm' (the server's endpoint) or 'client' (legacy: "
+                "your model states the needs by MCP sampling; pass needs instead)."
             )
         ),
     ] = "offline",
@@ -255,6 +256,7 @@ async def recommend_apis(
                 "required_categories": required_categories,
                 "excluded_categories": excluded_categories,
                 "excluded_apis": excluded_apis,
+                "include_deprecated": include_deprecated,
             },
         )
         request, said = await _needs_by_client(ctx, app, request, manager_backend)
