@@ -98,3 +98,22 @@ def test_usage_history_never_hands_a_need_to_an_item_whose_description_does_not_
     quake, shown = plan.steps
     assert not quake.awarded, quake.awarded
     assert [a.api_name for a in shown.awarded] == ["MapCo"]
+
+
+def test_each_awarded_need_lists_its_runners_up_and_says_when_it_was_a_close_call(tmp_path):
+    from tender.answers.brief import recommendation
+
+    rows = MAPS + [
+        ("Mapbox", ["Mapping"], "Maps for web and mobile apps: styled map tiles, markers, geocoding and directions."),
+        ("Leaflet Tiles", ["Mapping"], "Map tiles and interactive map widgets with markers and popups."),
+        ("HERE Maps", ["Mapping"], "Interactive maps, routing and geocoding for web pages and apps."),
+    ]
+    tender = tender_over(tmp_path, rows)
+    run = tender.recommend(Request.create("A map of places", needs=["show places on an interactive map"]))
+    [function] = recommendation(run, tender.catalog).functions
+    awarded = {a.name for a in function.apis}
+    others = function.runners_up
+    assert awarded and others and len(others) <= 3 and not awarded & {o.name for o in others}
+    assert "Google Maps" not in awarded | {o.name for o in others}  # gone: never offered as an alternative
+    assert [o.confidence for o in others] == sorted((o.confidence for o in others), reverse=True)
+    assert function.close_call == (others[0].confidence >= min(a.confidence for a in function.apis) - 0.1)

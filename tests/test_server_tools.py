@@ -113,12 +113,13 @@ async def test_recommend_apis_leaves_the_stage_sets_to_full_detail_and_the_trans
 
 
 async def test_a_four_function_answer_fits_an_assistants_context(settings):
-    """The budgets of issue 21: what a client receives (text and structured copy) for four functions."""
+    """The budgets of issue 21: what a client receives (text and structured copy) for four functions; 5 KB rather
+    than 4 since each awarded function lists up to three runners-up an assistant may pick instead (issue 47)."""
     async with connect(settings) as client:
         result = await client.call_tool("recommend_apis", {"requirement": FOUR_FUNCTIONS})
         plan = ok(result)
         assert len(plan["functions"]) == 4
-        assert size(result) <= 4096, size(result)
+        assert size(result) <= 5120, size(result)
         assert json.loads(result.content[0].text) == plan
         summary = await client.call_tool("explain_bids", {"run_id": plan["run_id"]})
         assert len(ok(summary)["functions"]) == 4

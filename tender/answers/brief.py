@@ -13,7 +13,7 @@ from tender.agents.plan import Award, Run
 from tender.catalog import ApiNotFound, Catalog
 from tender.ranking.evidence import Evidence
 
-from .schemas import ApiChoice, Detail, FunctionChoice, Recommendation
+from .schemas import ApiChoice, Detail, FunctionChoice, Recommendation, RunnerUp
 
 DOES_CHARS = 120
 WHY_CHARS = 100
@@ -116,24 +116,77 @@ def step_reason(step) -> str | None:
     return getattr(step, "reason", None) or None
 
 
+RUNNERS_UP = 3
+# A runner-up this near the award is a close call: the ranking's scores are calibrated probabilities, and a tenth is
+# about what one rank apart means near the top of a judged need's candidates.
+CLOSE_CALL = 0.1
+RUNNER_UP_DOES = 60
+
+
+def runners_up(run: Run, step, catalog: Catalog | None) -> list[RunnerUp]:
+    """The step's best bids that were not awarded to it, one per item, best first; items marked gone only where the
+    request included them."""
+    awarded = {a.api_id for a in step.awarded}
+    include_dead = bool(getattr(run.plan.constraints, "include_deprecated", False))
+    best: dict[int, Propose] = {}
+    for p in run.transcript.of_kind("propose"):
+        if p.function_id != step.id or p.api_id in awarded:
+            continue
+        if p.api_id not in best or p.score > best[p.api_id].score:
+            best[p.api_id] = p
+    out = []
+    for p in sorted(best.values(), key=lambda p: (-p.score, p.api_id)):
+        api = None
+        if catalog is not None:
+            try:
+                api = catalog.get_api(p.api_id)
+            except ApiNotFound:
+                continue
+        if api is not None and api.status == "deprecated" and not include_dead:
+            continue
+        line = does(api) if api is not None else ""
+        out.append(
+            RunnerUp(
+                api_id=p.api_id,
+                name=p.api_name,
+                does=line if len(line) <= RUNNER_UP_DOES else one_line(line, RUNNER_UP_DOES),
+                confidence=round(p.score, 2),
+            )
+        )
+        if len(out) == RUNNERS_UP:
+            break
+    return out
+
+
+def close_call(apis: list[ApiChoice], others: list[RunnerUp]) -> bool | None:
+    if not apis or not others:
+        return None
+    return others[0].confidence >= min(a.confidence for a in apis) - CLOSE_CALL
+
+
 def recommendation(run: Run, catalog: Catalog | None = None, detail: Detail = "summary") -> Recommendation:
     """The plan an assistant acts on; `detail="full"` adds the stage sets, the cost and the bid model's
     rationales. Every message is left to explain_bids and runs://{run_id}: with them, a plan of four functions
     weighed 78 KB. A plan of more functions than fit the result budget lists those that fit and says where the
     rest are."""
-    from .budget import RESULT_BYTES, STAGE_IDS, fitting
+    from .budget import RESULT_BYTES, STAGE_IDS, fitting, result_bytes
 
     plan, transcript = run.plan, run.transcript
-    functions = [
-        FunctionChoice(
-            id=step.id,
-            function=step.function,
-            status=_status(step),
-            reason=step_reason(step),
-            apis=[api_choice(a, winning_bid(transcript, a.api_id, step.id), catalog) for a in step.awarded],
+    functions = []
+    for step in plan.steps:
+        apis = [api_choice(a, winning_bid(transcript, a.api_id, step.id), catalog) for a in step.awarded]
+        others = runners_up(run, step, catalog) if apis else []  # an unserved step's reason names its near misses
+        functions.append(
+            FunctionChoice(
+                id=step.id,
+                function=step.function,
+                status=_status(step),
+                reason=step_reason(step),
+                apis=apis,
+                close_call=close_call(apis, others),
+                runners_up=others,
+            )
         )
-        for step in plan.steps
-    ]
     result = Recommendation(
         run_id=plan.run_id,
         protocol=plan.protocol,
@@ -156,6 +209,9 @@ def recommendation(run: Run, catalog: Catalog | None = None, detail: Detail = "s
                 transcript_uri=f"runs://{plan.run_id}",
             )
         )
+    if result_bytes(result) > RESULT_BYTES - 400:  # the runners-up go first: explain_bids has them too
+        functions = [f.model_copy(update=dict(runners_up=[], close_call=None)) for f in functions]
+        result = result.model_copy(update=dict(functions=functions))
     kept = fitting(functions, lambda shown: result.model_copy(update=dict(functions=list(shown))), RESULT_BYTES - 400)
     if kept < len(functions):
         rest = functions[kept:]

@@ -72,7 +72,7 @@ class ApiHit(Answer):
     api_id: int
     name: str
     categories: list[str]
-    score: float = Field(description="Cosine similarity between the query and the API's description, in [-1, 1].")
+    score: float = Field(description="Cosine similarity to the query, in [-1, 1].")
     usage_count: int = Field(description="Mashups in the catalogue that used this API.")
     description: str = Field(description="The API's description, shortened to 300 characters.")
     url: str = ""
@@ -179,14 +179,25 @@ class ApiChoice(Answer):
     why: str = Field(description="Why it won, in a short phrase.")
 
 
+class RunnerUp(Answer):
+    """A bid not awarded: yours to pick where you know better."""
+
+    api_id: int
+    name: str
+    does: str
+    confidence: float
+
+
 class FunctionChoice(Answer):
     """One function (plan step) of the requirement and what it was awarded."""
 
-    id: str = Field(description="Step id, e.g. 'f1'; explain_bids(run_id, function=id) tells its bidding.")
+    id: str = Field(description="Step id, e.g. 'f1' (explain_bids' function).")
     function: str = Field(description="What this part of the service does.")
     status: str = Field(description="'awarded'; 'skipped', 'failed' or 'unserved' when no API was awarded.")
     reason: str | None = Field(None, description="Why no API serves this function, when none does.")
     apis: list[ApiChoice] = Field(default_factory=list)
+    close_call: bool | None = Field(None, description="A runner-up within 0.1 of it.")
+    runners_up: list[RunnerUp] = Field(default_factory=list)
 
 
 class Recommendation(Answer):
@@ -256,17 +267,16 @@ class Explanation(Answer):
     detail: Detail = "summary"
     function: str | None = Field(None, description="The plan step this explanation is limited to, if any.")
     functions: list[FunctionExplained] = Field(
-        description="Per function: whom the call reached, the winning and the best losing bids."
+        description="Per function: the call, the winning and the best losing bids."
     )
     apis: list[str] = Field(description="The final API set by name, best first.")
     messages: int = Field(description="Contract-net messages exchanged in the whole run.")
     contractors_contacted: int
     notes: list[str] = Field(default_factory=list, description="Fallbacks, budget events and other remarks.")
     diagram: str = Field(
-        description="A Mermaid sequenceDiagram for a ```mermaid block: the winners and a lane for the others; "
-        "with detail='full', every message."
+        description="A Mermaid sequenceDiagram: the winners and a lane for the others (full: every message)."
     )
-    transcript_uri: str = Field(description="The resource holding the plan and every message of the run.")
+    transcript_uri: str = Field(description="The resource with the plan and every message.")
     page: int | None = None
     pages: int | None = Field(None, description="Pages of an explanation too long for one answer.")
     next_page: int | None = Field(None, description="Pass as `page` (same other arguments) for the rest.")
@@ -278,9 +288,8 @@ class Explanation(Answer):
     )
     calls: Annotated[list[CallExplained] | None, OBJECTS] = Field(
         None,
-        description="Full only: this page's calls for proposals, in order, each with whom it reached (contacted), "
-        "every proposal (highest score first, with its rationale and evidence), refusal, decision, confirmation and "
-        "failure; left_out says what was cut to fit.",
+        description="Full only: this page's calls for proposals in order, with every message each drew; left_out "
+        "says what was cut to fit.",
     )
     backtracking: Annotated[list[Backtrack] | None, OBJECTS] = Field(
         None,

@@ -239,10 +239,9 @@ async def recommend_apis(
     """Recommend the APIs or tools a composite service needs, from the catalogue this server serves (its
     instructions say which), by a contract-net negotiation among agents.
 
-    Pass the requirement in plain words, and the needs when you can state them. The result lists each
-    function with the API(s) awarded: what it does, link, status, the probability it serves the function
-    and why; a function nothing serves is unserved, with its best candidates. Keep the `run_id`:
-    explain_bids(run_id) tells the bidding."""
+    Pass the requirement in plain words, and the needs when you can state them. Each function gets its
+    API(s): what it does, link, status, the probability it serves the function and why, and the runners-up;
+    a function nothing serves is unserved. explain_bids(run_id) tells the bidding."""
     app = app_of(ctx)
     with fixable():
         app.require_catalog()
@@ -326,9 +325,9 @@ def explain_bids(
     """Explain how a recommendation was reached: the contract-net negotiation behind a plan.
 
     By default a summary per function: whom the call reached and why, the winning and best losing bids
-    with their reasons, any backtracking, and `diagram`, a Mermaid sequence diagram. Drill down with
-    `function` and detail='full' (in pages); every message is at `transcript_uri`. Runs are stored: a
-    run_id is the key to its run, from any client, after restarts; whoever holds it can read the run."""
+    with their reasons, any backtracking, and a Mermaid `diagram`. Drill down with `function` and
+    detail='full' (in pages); every message is at `transcript_uri`. A run_id is the key to its stored
+    run, from any client; whoever holds it can read the run."""
     app = app_of(ctx)
     with fixable():
         try:
