@@ -117,3 +117,22 @@ def test_each_awarded_need_lists_its_runners_up_and_says_when_it_was_a_close_cal
     assert "Google Maps" not in awarded | {o.name for o in others}  # gone: never offered as an alternative
     assert [o.confidence for o in others] == sorted((o.confidence for o in others), reverse=True)
     assert function.close_call == (others[0].confidence >= min(a.confidence for a in function.apis) - 0.1)
+
+
+def test_the_words_say_what_the_score_means_and_only_facts_besides():
+    from tender.ranking.evidence import Evidence, level
+
+    # A Swedish tax-expenditure search as the catalogue's nearest item to "compute sales tax", at a low score.
+    nearest = Evidence(
+        dense=0.32, dense_gap=0.0, dense_rank=1, dense_requirement=0.3, name=0.2, name_gap=-0.1, lexical=0.4,
+        lexical_rank=2,
+    )  # fmt: skip
+    weak, strong = nearest.describe(0.2), nearest.describe(0.9)
+    assert weak[0].startswith("a weak match") and strong[0].startswith("likely serves")
+    assert (
+        weak[1:]
+        == strong[1:]
+        == ["the catalogue's nearest description to the need", "it shares some of the need's words"]
+    )
+    assert not any(word in " ".join(weak) for word in ("closely", "best", "fits"))
+    assert [level(s) for s in (0.2, 0.45, 0.9)] == ["low", "medium", "high"]

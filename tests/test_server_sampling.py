@@ -170,3 +170,10 @@ async def test_a_client_answering_a_megabyte_of_newlines_never_holds_up_another_
     assert max(delays) < 1, delays
     assert plans and plans[0]["functions"]
     assert any("could not be used" in n and "1,000,000 characters" in n for n in plans[0]["notes"])
+
+
+async def test_needs_from_the_client_s_model_are_told_once_never_as_the_request_s_own(settings):  # noqa: F811
+    async with Client(build_server(settings), mode="legacy", sampling_callback=answering(json.dumps(NEEDS))) as client:
+        plan = await recommend(client, manager_backend="client")
+    about_needs = [n for n in plan["notes"] if "need" in n and "step" in n]
+    assert len(about_needs) == 1 and "MCP sampling" in about_needs[0], plan["notes"]

@@ -89,7 +89,10 @@ class Manager:
     ) -> list[FunctionSpec]:
         """Step 1: the needs the caller stated, as they are, or the reasoner's decomposition of the requirement."""
         if request.needs:
-            context.note(f"The plan's {len(request.needs)} step(s) are the needs stated with the request, as stated.")
+            if request.needs_note is None:
+                context.note(
+                    f"The plan's {len(request.needs)} step(s) are the needs stated with the request, as stated."
+                )
             return [
                 FunctionSpec(id=f"f{i}", name=short_name(need), description=need)
                 for i, need in enumerate(request.needs, start=1)

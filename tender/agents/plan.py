@@ -4,6 +4,8 @@ from enum import Enum
 
 from pydantic import BaseModel, Field
 
+from tender.ranking.evidence import level
+
 from .messages import Transcript
 from .request import Constraints
 
@@ -21,8 +23,8 @@ class StepStatus(str, Enum):
 def confidence(score: float) -> str:
     """A word for a bid's probability (the ranking model is a logistic fit on labelled examples, calibrated per kind
     of catalogue, so the score reads as the chance the API serves the function; docs/results.md measures how well
-    that holds)."""
-    return "high" if score >= 0.6 else "medium" if score >= 0.3 else "low"
+    that holds): ranking.evidence.level, the one place the bands are set."""
+    return level(score)
 
 
 class Award(BaseModel):

@@ -53,6 +53,10 @@ class Request(BaseModel):
         "takes them as they are instead of decomposing the requirement.",
     )
 
+    # Where the needs came from when not from the caller's own words (the client's model, by sampling): that source's
+    # note stands for them, so the plan never says two things about one list.
+    needs_note: str | None = Field(None, exclude=True)
+
     @field_validator("needs")
     @classmethod
     def _stated_needs(cls, needs: list[str] | None) -> list[str] | None:

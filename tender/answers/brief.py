@@ -33,30 +33,20 @@ def one_line(description: str, limit: int = DOES_CHARS) -> str:
     return first if len(first) <= limit else first[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
-def why(evidence: Evidence | None, rationale: str, usage: int | None = None) -> str:
-    """A bid's case in words a person uses. The embedded reasoner's evidence (named, the share of similar
-    past mashups that used the API, the description's match) is read when present; any other reasoner's
-    rationale (an LLM's, say) is already prose, so its first clause is kept."""
+def why(evidence: Evidence | None, rationale: str, usage: int | None = None, score: float | None = None) -> str:
+    """A bid's case in words a person uses: the embedded reasoner's evidence told by the one verbaliser
+    (Evidence.describe, which starts with what the score means); any other reasoner's rationale (an LLM's, say) is
+    already prose, so its first clause is kept."""
     parts = []
-    if evidence is not None:
-        if evidence.named >= 0.5:
-            parts.append("the requirement names it")
-        vote = max(evidence.history, evidence.history_requirement)
-        if vote >= 0.5:
-            parts.append("most similar past apps used it")
-        elif vote >= 0.2:
-            parts.append("similar past apps often used it")
-        if evidence.dense_rank == 1 or evidence.name_gap == 0.0:
-            parts.append("its description fits the task best in the catalogue")
-        elif evidence.dense_rank <= 3:
-            parts.append("its description is among the three that fit the task best")
+    if evidence is not None and score is not None:
+        parts = evidence.describe(score)
     if not parts:
         clause = re.split(r"[;.]\s", " ".join(rationale.split()), maxsplit=1)[0].rstrip(".")
         parts.append(clause[:1].lower() + clause[1:] if clause else "the best bid received")
-    if usage:
+    if usage and not any("past app" in p for p in parts):
         parts.append(f"used in {usage} past mashup{'s' if usage != 1 else ''}")
     while len(parts) > 1 and len("; ".join(parts)) > WHY_CHARS:  # whole reasons, never half of one
-        parts.pop(-2 if usage and len(parts) > 2 else -1)  # the usage count stays: it is the shortest
+        parts.pop(-1)
     text = "; ".join(parts)
     text = text[:1].upper() + text[1:]
     return text if len(text) <= WHY_CHARS else text[: WHY_CHARS - 1].rsplit(" ", 1)[0] + "…"
@@ -90,7 +80,7 @@ def api_choice(award: Award, bid: Propose | None, catalog: Catalog | None) -> Ap
         server=getattr(api, "server", "") or None,
         tool=getattr(api, "tool", "") or None,
         confidence=round(_confidence(award), 2),
-        why=why(bid.evidence if bid else None, bid.rationale if bid else award.rationale, usage),
+        why=why(bid.evidence if bid else None, bid.rationale if bid else award.rationale, usage, award.score),
     )
 
 

@@ -223,7 +223,7 @@ def _brief(bid: Bid, catalog: Catalog | None, decisions: dict[int, str]) -> BidB
         api_id=bid.api_id,
         name=bid.api_name,
         confidence=round(bid.score, 2),
-        why=why(Evidence.model_validate(bid.evidence) if bid.evidence else None, bid.rationale, usage),
+        why=why(Evidence.model_validate(bid.evidence) if bid.evidence else None, bid.rationale, usage, bid.score),
         outcome=decisions.get(bid.api_id),
     )
 

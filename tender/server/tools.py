@@ -294,7 +294,7 @@ async def _needs_by_client(ctx: Context, app: AppContext, request: Request, back
             "requirement."
         )
     needs, said = await needs_from_client(ctx.session, request.requirement, ctx.request_id)
-    return (request.model_copy(update={"needs": needs}) if needs else request), said
+    return (request.model_copy(update={"needs": needs, "needs_note": said}) if needs else request), said
 
 
 def explain_bids(

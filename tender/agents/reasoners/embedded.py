@@ -102,7 +102,7 @@ class EmbeddedReasoner(Reasoner):
 
     @staticmethod
     def _draft(candidate: Candidate, shortlist: Shortlist, task: BidTask, names_function: bool) -> BidDraft:
-        said = "; ".join(candidate.evidence.words())
+        said = "; ".join(candidate.evidence.describe(candidate.score))
         return BidDraft(
             api_id=candidate.item,
             score=candidate.score,
