@@ -83,9 +83,11 @@ class Dataset:
     hidden: Callable[[Paths, str], list[int]] = lambda paths, part: []
     has_history: bool = False
     names_to_mask: bool = False
-    # The paper's reproduction scores what 2010s mashups used, dead APIs included, as the paper did; a judged suite
-    # is what a user is served now, where a dead item never takes a need.
+    # The paper's reproduction scores what 2010s mashups used: dead APIs included, as the paper did, and past use
+    # allowed to lift an item, since past use is what it predicts. A judged suite is what a user is served now: a
+    # dead item never takes a need, and history only orders the items whose descriptions serve it.
     include_deprecated: bool = False
+    history_lifts: bool = False
 
     def queries(self, paths: Paths, part: str, catalog: Catalog, variant: Variant | None = None) -> list[Query]:
         """The part's queries, as the variant puts them (names masked against the catalogue's)."""
@@ -254,6 +256,7 @@ DATASETS: dict[str, Dataset] = {
             has_history=True,
             names_to_mask=True,
             include_deprecated=True,
+            history_lifts=True,
         ),
         Dataset(
             "r2api",
@@ -266,6 +269,7 @@ DATASETS: dict[str, Dataset] = {
             has_history=True,
             names_to_mask=True,
             include_deprecated=True,
+            history_lifts=True,
         ),
         Dataset(
             "metatool-multi",

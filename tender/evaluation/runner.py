@@ -17,6 +17,7 @@ from tqdm import tqdm
 from tender.agents.context import RunContext
 from tender.agents.protocols import PROTOCOLS
 from tender.agents.request import InvalidRequest, Request
+from tender.agents.service import ranking_model
 from tender.catalog import Catalog
 from tender.ranking.scorer import Scorer
 
@@ -175,7 +176,11 @@ def run_job(
         queries = draw(data.queries(catalogues.paths, job.part, catalog, job.variant), job.sample, job.seed)
         tender = None
         if any(m in PROTOCOLS for m in job.methods):
-            tender = make_tender(catalog, Scorer.load(job.scorer)) if job.scorer else make_tender(catalog)
+            scorer = Scorer.load(job.scorer) if job.scorer else None
+            if data.history_lifts:
+                scorer = scorer or ranking_model(catalogues.settings.ranking_model_path, catalog.embedder)
+                scorer = scorer.model_copy(update={"history_lifts": True})
+            tender = make_tender(catalog, scorer) if scorer else make_tender(catalog)
         if tender is not None:
             tender.warm_up()  # type: ignore[attr-defined]
         out = []

@@ -85,6 +85,9 @@ class Scorer(BaseModel):
     encoder: str = ""
     encoder_weights: str = Field("", description="The fingerprint of the encoder's weights (catalog.encoders).")
     fitted_on: dict[str, object] = Field(default_factory=dict, description="What data each part was fitted on.")
+    # The paper's task predicts which APIs a 2010s mashup used, where past use is itself the answer: there (and only
+    # there: tender.evaluation's mashup datasets) history may lift an item its description does not support.
+    history_lifts: bool = Field(False, exclude=True)
 
     @model_validator(mode="after")
     def _same_features(self):
@@ -125,7 +128,11 @@ class Scorer(BaseModel):
             return with_history
         alone = _sigmoid(self.logits([_description_only(e) for e in evidence]))
         serves = alone >= self.objective.cost_for(False)
-        return np.where(serves, np.maximum(with_history, alone), alone)
+        return (
+            np.maximum(with_history, alone)
+            if self.history_lifts
+            else np.where(serves, np.maximum(with_history, alone), alone)
+        )
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
