@@ -3,7 +3,7 @@ mentions, without checking every name (a scan of every name cost 268 ms a requir
 
 import pytest
 
-from tender.ranking.names import NameIndex, mentions
+from tender.ranking.names import NameIndex, common_words, mentions
 
 NAMES = [
     "Twitter",
@@ -41,3 +41,13 @@ def test_a_name_is_found_only_where_it_starts_a_word():
     index = NameIndex(list(enumerate(NAMES)))
     assert index.named("use MyTwitter and xBox") == {}
     assert 0 in index.named("use (Twitter)")
+
+
+def test_a_one_word_name_the_catalogue_uses_as_an_ordinary_word_is_named_only_as_a_name():
+    descriptions = [f"Search and share images of {thing}" for thing in ("cats", "dogs", "cars", "art")] + [
+        "Post tweets to Twitter"
+    ]
+    index = NameIndex([(0, "Images"), (1, "Twitter")], common_words(descriptions))
+    assert index.named("generate images from a text prompt") == {}
+    assert index.named("post the pictures to Images, the clip-art site") == {0: 1.0}
+    assert index.named("post it to twitter") == {1: 1.0}  # a proper name, written in lower case, still names it

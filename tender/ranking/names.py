@@ -33,16 +33,17 @@ def _occurs(form: str, text: str) -> bool:
     return False
 
 
-def mentions(name: str, text: str, text_lower: str | None = None) -> float:
+def mentions(name: str, text: str, text_lower: str | None = None, common: frozenset[str] = frozenset()) -> float:
     """1.0 if the item is named in full in the text, 0.5 if only by its first words, else 0. Case-sensitive for
-    short names, which are often common words ('Box', 'Events'), and for first words, which are often ordinary
-    words in lower case ('internet' does not name 'Internet Archive'). `text_lower`: text.lower(), where the caller
-    has it."""
+    short names, which are often common words ('Box', 'Events'), for first words, which are often ordinary words in
+    lower case ('internet' does not name 'Internet Archive'), and for a one-word name the catalogue's own
+    descriptions use as an ordinary word (`common`: "generate images" does not name an API called 'Images').
+    `text_lower`: text.lower(), where the caller has it."""
     best = 0.0
     for form, strength in name_forms(name):
         if len(form) < 3 or strength <= best:
             continue
-        exact = len(form) <= 5 or form.islower() or strength < 1.0
+        exact = len(form) <= 5 or form.islower() or strength < 1.0 or form.casefold() in common
         if (
             _occurs(form, text)
             if exact
@@ -53,6 +54,22 @@ def mentions(name: str, text: str, text_lower: str | None = None) -> float:
 
 
 _RUN = re.compile(r"[^\W_]+")
+_LOWER_WORD = re.compile(r"\b[a-z]{3,}\b")
+
+
+def common_words(descriptions: list[str], share: float = 0.01, sample: int = 20_000) -> frozenset[str]:
+    """Words the catalogue's descriptions use in lower case, as ordinary words, in at least `share` of them (at
+    least 3): an item named by one of them ('Images', 'Weather') is named only where a text writes it as a name. A
+    seed-fixed sample of `sample` descriptions stands for a larger catalogue."""
+    if len(descriptions) > sample:
+        step = len(descriptions) / sample
+        descriptions = [descriptions[int(i * step)] for i in range(sample)]
+    counts: dict[str, int] = {}
+    for text in descriptions:
+        for word in set(_LOWER_WORD.findall(text)):
+            counts[word] = counts.get(word, 0) + 1
+    floor = max(3, share * len(descriptions))
+    return frozenset(word for word, n in counts.items() if n >= floor)
 
 
 class NameIndex:
@@ -63,8 +80,9 @@ class NameIndex:
     one of the text's words. (A form that does not start with a letter or digit is checked always.) A scan of
     every name took 268 ms a requirement at 100,000 items."""
 
-    def __init__(self, names: list[tuple[int, str]]):
+    def __init__(self, names: list[tuple[int, str]], common: frozenset[str] = frozenset()):
         self._names = dict(names)
+        self._common = common
         self._by_word: dict[str, list[tuple[int, int, str]]] = {}
         self._always: list[tuple[int, int, str]] = []
         for order, (item, name) in enumerate(names):
@@ -87,7 +105,7 @@ class NameIndex:
             found = {
                 item: m
                 for _, item, key in sorted(filed + self._always)
-                if key in lowered and (m := mentions(self._names[item], text, text_lower)) > 0
+                if key in lowered and (m := mentions(self._names[item], text, text_lower, self._common)) > 0
             }
             if len(self._cache) > 256:
                 self._cache.clear()

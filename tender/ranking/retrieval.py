@@ -16,7 +16,7 @@ from tender.catalog import Catalog
 
 from .evidence import Evidence
 from .lexical import query_terms
-from .names import NameIndex
+from .names import NameIndex, common_words
 from .scorer import Scorer
 from .vectors import QueryEncoder
 
@@ -67,7 +67,8 @@ class Ranker:
         self._used_by: list[list[int]] = [catalog.get_mashup(int(m)).api_ids for m in mashups.ids]
         self.has_history = bool(len(mashups.ids))
         self._uses = catalog.usage_counts()
-        self._named = NameIndex([(a.id, a.name) for a in catalog.apis()])
+        apis = catalog.apis()
+        self._named = NameIndex([(a.id, a.name) for a in apis], common_words([a.description for a in apis]))
         self._lock = threading.Lock()
 
     def shortlist(
