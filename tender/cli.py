@@ -13,6 +13,8 @@ from pydantic import ValidationError
 from tender.agents.protocols import PROTOCOLS, described
 from tender.agents.request import DEFAULT_PROTOCOL
 from tender.catalog import MalformedInput, TenderError
+from tender.catalog.sources.mcp_registry import OFFICIAL as REGISTRY_URL
+from tender.catalog.sources.public_apis import URL as PUBLIC_APIS_URL
 from tender.errors import InputToFix, SourceError
 from .safety import echo, redact
 from .settings import DEADLINE_S, LLM_IN_FLIGHT, LLM_TIMEOUT_S, Settings
@@ -172,6 +174,36 @@ def mcp_source_options(command):
     type=click.Path(path_type=Path),
     help="A saved listing of MCP servers' tools (from `tender catalog list-tools --save`); starts nothing.",
 )
+@click.option(
+    "--public-apis",
+    "public_apis",
+    multiple=True,
+    is_flag=False,
+    flag_value=PUBLIC_APIS_URL,
+    metavar="[URL|FILE]",
+    help="The public-apis directory's README (MIT): a file, or a URL (alone: the repository's README on GitHub); "
+    "each API of its tables is an item, with its auth, HTTPS and CORS.",
+)
+@click.option(
+    "--mcp-registry",
+    "mcp_registry",
+    multiple=True,
+    is_flag=False,
+    flag_value=REGISTRY_URL,
+    metavar="[URL|FILE]",
+    help=f"An MCP registry (MIT): its URL (alone: {REGISTRY_URL}) or a saved listing or seed file; each server "
+    "is an item, with how to install it. A URL the catalogue was built from is asked only for what changed since.",
+)
+@click.option(
+    "--fetch-timeout",
+    type=Seconds(0.1, 3600),
+    default=30,
+    show_default=True,
+    help="Seconds each HTTP request of --public-apis and --mcp-registry URLs may take.",
+)
+@click.option(
+    "--full-sync", is_flag=True, help="With an --mcp-registry URL: read every server again, not only what changed."
+)
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @click.pass_obj
 def catalog_build(
@@ -187,9 +219,14 @@ def catalog_build(
     skip_failed,
     openapi,
     mcp_listing,
+    public_apis,
+    mcp_registry,
+    fetch_timeout,
+    full_sync,
     quiet,
 ):
-    """Build the catalogue from ProgrammableWeb JSONL files, OpenAPI documents and MCP servers' tools.
+    """Build the catalogue from ProgrammableWeb JSONL files, OpenAPI documents, MCP servers' tools, the public-apis
+    directory and MCP registries.
 
     With no source named, builds from the shared ProgrammableWeb files. Several sources go into one catalogue.
     Embeds every item, category and mashup text with the local all-MiniLM-L6-v2 model; texts already
@@ -204,17 +241,20 @@ def catalog_build(
         tender catalog build --openapi ../shared/data/openapi/docs --db openapi.db
         tender catalog build --mcp-config ~/.config/Claude/claude_desktop_config.json --db tools.db
         tender catalog build --mcp "time=uvx mcp-server-time" --mcp http://127.0.0.1:9000/mcp --db tools.db
+        tender catalog build --public-apis ../shared/data/public-apis/public-apis-README.md --db public.db
+        tender catalog build --mcp-registry --db registry.db     # the official registry; again: what changed
+        tender catalog build --mcp-registry ../shared/data/mcp-registry/seed_2025_05_16.json --public-apis --db all.db
     """
     from tender.catalog.build import MAX_EMBEDDED_CHARS, build_from_sources
     from tender.catalog.sources.gather import gather
     from tender.catalog.sources.jsonl import read_mashup_ids
 
-    others = bool(openapi or mcp or mcp_config or mcp_listing)
+    others = bool(openapi or mcp or mcp_config or mcp_listing or public_apis or mcp_registry)
     if not apis_path and not others:
         apis_path = settings.data_file(
             "apis.jsonl",
-            "build from your own sources: --apis FILE, --openapi FOLDER, "
-            "--mcp-config FILE or --mcp COMMAND (and --db to name the catalogue)",
+            "build from your own sources: --apis FILE, --openapi FOLDER, --mcp-config FILE, --mcp COMMAND, "
+            "--public-apis or --mcp-registry (and --db to name the catalogue)",
         )
     if apis_path and not mashups_path and not no_mashups:
         mashups_path = settings.data_file(
@@ -227,12 +267,19 @@ def catalog_build(
         mcp=list(mcp),
         mcp_config=list(mcp_config),
         mcp_listing=list(mcp_listing),
+        public_apis=list(public_apis),
+        mcp_registry=list(mcp_registry),
         timeout=mcp_timeout,
+        fetch_timeout=fetch_timeout,
         skip_failed=skip_failed,
+        previous=db_path or settings.catalog_path,
+        full_sync=full_sync,
     )
     for source in sources:
         if source.info.skipped:
             click.echo(f"Skipped {source.info.skipped}", err=True)
+        if source.info.kind in ("public-apis", "mcp-registry"):
+            click.echo(f"Read {source.info.name}: {source.info.items:,} items; {source.info.detail}.", err=True)
     excluded = read_mashup_ids(exclude_mashups) if exclude_mashups else []
     db_path = db_path or settings.catalog_path
     meta = build_from_sources(
@@ -326,6 +373,12 @@ def catalog_info(settings: Settings, db_path, as_json):
         items = f"skipped: {source['skipped']}" if source.get("skipped") else f"{source['items']} items"
         detail = f", {source['detail']}" if source.get("detail") else ""
         click.echo(f"{source['kind'] + ' source':<22}{source['name']} ({items}{detail})")
+        if source.get("licence"):
+            click.echo(f"{'':<22}licence: {source['licence']}")
+        if source.get("synced_at"):
+            click.echo(f"{'':<22}read at {source['synced_at']} (the next build asks only for what changed since)")
+        for line in source.get("left_out", [])[:5]:
+            click.echo(f"{'':<22}left out: {line}")
         hashes = source.get("sha256", {})
         if len(hashes) > 3:
             click.echo(f"{'':<22}{len(hashes)} files hashed (--json shows them)")
@@ -675,12 +728,29 @@ def recommend(
     not_kept = keep_at(settings.runs_location, run, catalog)
     if not_kept:
         click.secho(f"Warning: {not_kept}", fg="yellow", err=True)
+    from tender.answers.install import client_config, install_line, installs
+
+    servers = installs(catalog, [api.api_id for api in run.plan.apis])  # the awarded MCP registry servers
+    config = client_config(servers.values()) if servers else None
     if as_json:
-        click.echo(run.model_dump_json(indent=2))
+        if config is None:
+            click.echo(run.model_dump_json(indent=2))
+        else:
+            click.echo(
+                json.dumps({**run.model_dump(mode="json"), "client_config": config}, indent=2, ensure_ascii=False)
+            )
     else:
         from .answers.render import plan_text
 
-        click.echo(plan_text(run.plan, run.transcript, categories=catalog.real_categories))
+        lines = {api_id: install_line(install) for api_id, (_, install) in servers.items()}
+        click.echo(plan_text(run.plan, run.transcript, categories=catalog.real_categories, installs=lines))
+        if config is not None:
+            click.echo(
+                "\nThe awarded MCP servers, as your client configures them (fill in each <PLACEHOLDER>):\n"
+                "Claude Desktop (claude_desktop_config.json; Cursor: .cursor/mcp.json):\n"
+                f"{json.dumps(config['claude_desktop'], indent=2)}\n"
+                f"VS Code (.vscode/mcp.json):\n{json.dumps(config['vscode'], indent=2)}"
+            )
         if not not_kept:
             click.echo(f"How it was decided: tender explain {run.plan.run_id}")
 

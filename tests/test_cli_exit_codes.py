@@ -15,6 +15,8 @@ INPUT_TO_FIX = {
     "catalog build": [
         ["--openapi", "MISSING", "--db", "OUT"],
         ["--apis", "MISSING", "--no-mashups", "--db", "OUT"],
+        ["--public-apis", "MISSING", "--db", "OUT"],
+        ["--mcp-registry", "MISSING", "--db", "OUT"],
     ],
     "catalog list-tools": [[], ["--mcp", "ghost=/no/such/server"]],
     "catalog info": [["--db", "MISSING"], ["--db", "JUNK"]],

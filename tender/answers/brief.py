@@ -79,6 +79,7 @@ def api_choice(award: Award, bid: Propose | None, catalog: Catalog | None) -> Ap
         provider=provider if provider and provider != award.api_name else None,
         server=getattr(api, "server", "") or None,
         tool=getattr(api, "tool", "") or None,
+        install=(getattr(api, "details", None) or {}).get("install") or None,  # an MCP registry's server
         confidence=round(_confidence(award), 2),
         why=why(bid.evidence if bid else None, bid.rationale if bid else award.rationale, usage, award.score),
     )

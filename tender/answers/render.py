@@ -1,6 +1,6 @@
 """Plans as text for a terminal."""
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 
 from tender.agents.messages import Transcript
 from tender.agents.plan import Plan
@@ -8,10 +8,15 @@ from tender.safety import clean
 
 
 def plan_text(
-    plan: Plan, transcript: Transcript | None = None, runners_up: int = 5, categories: Collection[str] | None = None
+    plan: Plan,
+    transcript: Transcript | None = None,
+    runners_up: int = 5,
+    categories: Collection[str] | None = None,
+    installs: Mapping[int, str] | None = None,
 ) -> str:
     """The plan for a terminal. `categories` are the ones worth showing (Catalog.real_categories: a directory's,
-    not an OpenAPI document's tags, which read as nonsense on an unrelated step); None shows every one."""
+    not an OpenAPI document's tags, which read as nonsense on an unrelated step); None shows every one.
+    `installs` gives an MCP registry server's install line by its id (install.install_line)."""
 
     def shown(names: list[str]) -> list[str]:
         return names if categories is None else [c for c in names if c in categories]
@@ -40,6 +45,8 @@ def plan_text(
         lines.append(f"  {rank}. {api.name}{groups} score {api.score:.2f}")
         if api.tool:
             lines.append(f"     call: tool {api.tool!r} on MCP server {api.server!r}")
+        if installs and api.api_id in installs:
+            lines.append(f"     {installs[api.api_id]}")
         if api.status == "deprecated":
             lines.append(f"     DEPRECATED ({api.status_source or 'by its source'})")
         if api.link:

@@ -233,6 +233,9 @@ def build_from_sources(
                 built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 build_seconds=f"{time.perf_counter() - started:.2f}",
             )
+            synced = {source.info.name: source.info.synced_at for source in sources if source.info.synced_at}
+            if synced:  # when each registry was read: the next build asks it only for what changed since
+                meta["registry_synced_at"] = json.dumps(synced)
             db = sqlite_utils.Database(tmp_path)
             meta["fingerprint"] = fingerprint_of(db.conn)  # what a run records of the catalogue it was made on
             db["meta"].upsert_all([{"key": k, "value": str(v)} for k, v in meta.items()], pk="key")

@@ -10,12 +10,13 @@ from .words import name_words, own_name
 
 Status = Literal["active", "deprecated", "unknown"]
 STATUSES: tuple[str, ...] = ("active", "deprecated", "unknown")
-ItemKind = Literal["api", "operation", "tool"]
+ItemKind = Literal["api", "operation", "tool", "server"]  # server: an MCP registry record
 
 
 class Api(BaseModel):
-    """One item of the catalogue: a Web API (ProgrammableWeb), an operation of an OpenAPI document, or a
-    tool of an MCP server. The name `Api` stays because every agent and answer speaks of APIs."""
+    """One item of the catalogue: a Web API (ProgrammableWeb, public-apis), an operation of an OpenAPI document, a
+    tool of an MCP server, or an MCP server as a registry lists it. The name `Api` stays because every agent and
+    answer speaks of APIs."""
 
     model_config = ConfigDict(frozen=True)
 

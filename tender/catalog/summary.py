@@ -16,7 +16,7 @@ from ..errors import CatalogMissing, NotACatalogue
 from .database import connect_read_only
 
 # What each kind of item is called where the catalogue is described (server instructions, `tender doctor`).
-NOUNS = {"api": "Web APIs", "operation": "API operations", "tool": "tools"}
+NOUNS = {"api": "Web APIs", "operation": "API operations", "tool": "tools", "server": "MCP servers"}
 
 
 def fingerprint_of(conn: sqlite3.Connection) -> str:
@@ -31,7 +31,10 @@ def fingerprint_of(conn: sqlite3.Connection) -> str:
 
 
 class KindCount(BaseModel):
-    kind: str = Field(description="api (a Web API), operation (of an OpenAPI document) or tool (of an MCP server).")
+    kind: str = Field(
+        description="api (a Web API), operation (of an OpenAPI document), tool (of an MCP server) or server (an MCP "
+        "registry's record)."
+    )
     items: int
     providers: list[str] = Field(description="The providers of these items; for tools, the MCP servers.")
 
@@ -72,6 +75,8 @@ class CatalogSummary(BaseModel):
                 parts.append(f"{k.items:,} tools of {_count(len(k.providers), 'MCP server')} ({servers})")
             elif k.kind == "operation":
                 parts.append(f"{k.items:,} operations of {_count(len(k.providers), 'API')} (OpenAPI documents)")
+            elif k.kind == "server":
+                parts.append(f"{k.items:,} MCP servers (an MCP registry's, each with how to install it)")
             else:
                 parts.append(f"{k.items:,} Web APIs")
         text = " and ".join(parts)

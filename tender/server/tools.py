@@ -78,8 +78,8 @@ Requirement = Annotated[
     str,
     Field(
         description=(
-            "The app or service to build, in plain words, e.g. 'A site that shows nearby restaurants on a map "
-            "with their reviews' (up to 20,000 characters)."
+            "The app or service to build, in plain words, e.g. 'nearby restaurants on a map with their reviews' (up "
+            "to 20,000 characters)."
         )
     ),
 ]
@@ -313,7 +313,7 @@ def explain_bids(
         Field(
             description=(
                 "'summary' (default): per function, the winning and best losing bids and a diagram of the winners. "
-                "'full': every call for proposals with every answer, the stage sets and the cost, in pages."
+                "'full': every call for proposals and its answers, stage sets and cost, in pages."
             )
         ),
     ] = "summary",
@@ -462,9 +462,8 @@ def get_api(
     ctx: Context,
     api: Annotated[int | str, Field(description="The API's id (e.g. 370) or its exact name (e.g. 'Google Maps').")],
 ) -> Annotated[CallToolResult, ApiDetails]:
-    """One API's card: categories, description, URL, how many mashups used it, the APIs most often used
-    together with it, and a few mashups that used it. The description is its source's text, cut at 8,000
-    characters (description_chars then gives its whole length)."""
+    """One API's card: categories, description, URL, the mashups that used it and the APIs most used with it; for
+    an MCP registry's server, how to install it."""
     app = app_of(ctx)
     with fixable():
         return result_of(api_details(app.require_catalog(), api))
@@ -490,6 +489,7 @@ def api_details(catalog: Catalog, api_ref: int | str) -> ApiDetails:
             MashupBrief(mashup_id=m.id, name=m.name, description=short(m.description, 200))
             for m in reversed(history[-5:])
         ],
+        install=api.details.get("install") or None,
     )
 
 

@@ -23,12 +23,22 @@ def read_text(path: Path) -> str:
 
 
 class SourceInfo(BaseModel):
-    kind: str = Field(description="jsonl, openapi, mcp or mcp-listing.")
-    name: str = Field(description="A file or folder, or an MCP server's name.")
+    kind: str = Field(description="jsonl, openapi, mcp, mcp-listing, mcp-registry or public-apis.")
+    name: str = Field(description="A file, folder or URL, or an MCP server's name.")
     detail: str = Field("", description="The server's command or URL, a document count.")
     sha256: dict[str, str] = Field(default_factory=dict, description="Each file read, with its sha256.")
     items: int = 0
     skipped: str = Field("", description="Why this source was left out (--skip-failed).")
+    licence: str = Field("", description="The data's licence and where it came from, where the source has one.")
+    counts: dict[str, int] = Field(
+        default_factory=dict,
+        description="Records or rows read, and those left out, by reason (a directory, a registry).",
+    )
+    left_out: list[str] = Field(default_factory=list, description="Records left out, each named with why (20 at most).")
+    synced_at: str = Field(
+        "",
+        description="A registry read over HTTP: when (RFC 3339, UTC); the next build asks only for what changed since.",
+    )
 
 
 class Loaded(BaseModel):
