@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup encoder catalog demo test eval bench clean lint
+.PHONY: setup encoder catalog catalog-programmableweb demo test eval bench clean lint
 
 # Recommending, serving and building the catalogue need no torch: the demo installs the core only.
 $(BIN)/tender: pyproject.toml
@@ -27,12 +27,19 @@ setup: $(VENV)/.dev
 encoder: $(VENV)/.dev
 	$(BIN)/tender train encoder
 
+# Today's catalogues, from the snapshots in ../shared/data: the MCP Registry's servers (how to install each) and the
+# public-apis directory of free web APIs. `catalog-programmableweb` builds the paper's catalogue (history included).
+SHARED := ../shared/data
 catalog: $(BIN)/tender
-	$(BIN)/tender catalog build
+	$(BIN)/tender catalog build --no-mashups --mcp-registry $(SHARED)/mcp-registry/seed_2025_05_16.json \
+		--public-apis $(SHARED)/public-apis/public-apis-README.md
+
+catalog-programmableweb: $(BIN)/tender
+	$(BIN)/tender catalog build --db $$($(BIN)/python -c 'from tender.settings import Settings; print(Settings.from_env().home)')/programmableweb.db
 
 demo: catalog
 	$(BIN)/tender catalog info
-	$(BIN)/tender recommend "A site that shows nearby restaurants on a map with their reviews"
+	$(BIN)/tender recommend "An assistant that reads my GitHub issues and posts a daily summary to Slack"
 
 test: $(VENV)/.dev
 	$(BIN)/pytest -q
