@@ -83,7 +83,7 @@ async def needs_from_client(
     if not getattr(session, "can_send_request", True):
         return None, (
             "Asked to decompose with your model, but the MCP protocol version this client speaks lets no server ask "
-            f"its model (server-initiated requests end with 2026-07-28); {fallback}"
+            f"its model (server-initiated requests end with 2026-07-28): pass the needs instead; {fallback}"
         )
     try:
         with anyio.fail_after(timeout_s), warnings.catch_warnings():
