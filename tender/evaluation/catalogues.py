@@ -25,6 +25,11 @@ def _sources(name: str, paths: Paths):
         return gather(openapi=[paths.need("openapi", "docs")])
     if name == "mcp":
         return gather(mcp_listing=[MCP_LISTING])
+    if name == "today":
+        return gather(
+            mcp_registry=[str(paths.need("mcp-registry", "seed_2025_05_16.json"))],
+            public_apis=[str(paths.need("public-apis", "public-apis-README.md"))],
+        )
     raise UnknownDataset(f"no catalogue {name!r}")
 
 

@@ -10,6 +10,7 @@ run in. A part's ids never change: what is fitted or chosen uses dev or training
 | openapi-suite | 40 OpenAPI documents (294 operations) | judged functions | dev, test |
 | programmableweb-suite | the 940 APIs, history = the train part | judged functions | dev, test |
 | mcp-suite | the 601 tools of 52 real MCP servers (suites/mcp) | judged functions | dev, test |
+| today-suite | the public-apis directory and the MCP Registry seed (2,158 items) | judged functions | dev, test |
 """
 
 import json
@@ -216,11 +217,33 @@ def suite_query(row: dict, needs: dict[str, tuple[str, ...]], resolve: Callable[
     )
 
 
+def _by_name(catalog: Catalog) -> Callable[[object], int]:
+    """Resolves an item's exact catalogue name to its id; UnknownDataset names any name the catalogue lacks (or holds
+    twice, so that it names no one item)."""
+    ids: dict[str, int] = {}
+    twice: set[str] = set()
+    for api in catalog.apis():
+        if api.name in ids:
+            twice.add(api.name)
+        ids[api.name] = api.id
+
+    def resolve(name: object) -> int:
+        key = str(name)
+        if key not in ids:
+            raise UnknownDataset(f"the suite names {key!r}, which the catalogue {catalog.path} lacks")
+        if key in twice:
+            raise UnknownDataset(f"the suite names {key!r}, which the catalogue {catalog.path} holds twice")
+        return ids[key]
+
+    return resolve
+
+
 def _suite(
-    name: str, files: tuple[str, ...], needs_files: tuple[str, ...], by_tool: bool = False
+    name: str, files: tuple[str, ...], needs_files: tuple[str, ...], by_tool: bool = False, by_name: bool = False
 ) -> Callable[[Paths, str, Catalog], list[Query]]:
     """A judged suite's reader. `by_tool`: items are judged as "server/tool" (an MCP catalogue's ids depend on
-    the build), resolved against the catalogue."""
+    the build), resolved against the catalogue. `by_name`: items are judged by their exact catalogue name (a
+    catalogue built from directories and registries numbers its items as it reads them)."""
 
     def read(paths: Paths, part: str, catalog: Catalog) -> list[Query]:
         wanted = set(_ids(name, part))
@@ -235,6 +258,9 @@ def _suite(
                 if str(name) not in tools:
                     raise UnknownDataset(f"the suite names {name}, which the catalogue {catalog.path} lacks")
                 return tools[str(name)]
+
+        elif by_name:
+            resolve = _by_name(catalog)
 
         rows = [r for file in files for r in suite_rows(SUITES / file) if str(r["id"]) in wanted]
         return [suite_query(r, needs, resolve) for r in rows]
@@ -320,6 +346,15 @@ DATASETS: dict[str, Dataset] = {
             (DECOMPOSED, ASSISTANT, GOLD),
             ("dev", "test"),
             _suite("mcp-suite", ("mcp.jsonl",), ("mcp_suite.jsonl",), by_tool=True),
+        ),
+        Dataset(
+            "today-suite",
+            "today",
+            "requests judged blind over the public-apis directory and the MCP Registry seed (suites/today.jsonl), "
+            "a catalogue no training sees",
+            (DECOMPOSED, ASSISTANT, GOLD),
+            ("dev", "test"),
+            _suite("today-suite", ("today.jsonl",), ("today_suite.jsonl",), by_name=True),
         ),
     )
 }
