@@ -76,7 +76,12 @@ def http_server(env: dict, log: Path, *args: str) -> Iterator[HttpServer]:
         yield HttpServer(port, process)
     finally:
         process.terminate()
-        stdout, _ = process.communicate(timeout=20)
+        try:
+            stdout, _ = process.communicate(timeout=20)
+        except subprocess.TimeoutExpired:  # a server stuck in C code ignores SIGTERM: never leave it running
+            process.kill()
+            stdout, _ = process.communicate(timeout=20)
+            raise AssertionError("the HTTP server did not stop within 20 s of SIGTERM") from None
     assert stdout == b"", "the HTTP server wrote to stdout"
 
 
