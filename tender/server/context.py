@@ -16,10 +16,9 @@ import anyio
 from tender.answers.provenance import RunCatalogues
 from tender.answers.runs import Store, StoredRun, open_runs
 from tender.catalog import Catalog, CatalogError, TenderError
-from tender.catalog.database import file_identity
 from tender.settings import Settings
 
-from .publication import Publication
+from .publication import Publication, file_version
 
 log = logging.getLogger("tender.server")
 
@@ -36,7 +35,7 @@ class AppContext:
     tenders: dict = field(default_factory=dict)  # (manager backend, contractor backend) -> Tender, built on first use
     # The catalogue file as opened (device, inode): a rebuild installs a new file, which the server opens in the
     # background and switches to between requests (publication.py).
-    catalog_identity: tuple[int, int] | None = None
+    catalog_identity: tuple[int, int, int, int] | None = None  # its version (publication.file_version)
     # Offline agent runs at once; the rest queue. They are CPU-bound and share the GIL: more at once than
     # cores makes every run slower (20 at once on 2 cores gave a fifth of the throughput of 2 at once).
     workers: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
@@ -57,7 +56,7 @@ class AppContext:
         except CatalogError as error:
             log.warning("%s The server starts anyway; its tools will say so.", error)
             return cls(settings=settings, runs=runs, missing=error)
-        identity = file_identity(catalog.path)
+        identity = file_version(catalog.path)
         app = cls(settings=settings, runs=runs, catalog=catalog, catalog_identity=identity)
         app.tender().warm_up()
         app._publication = Publication(catalog.path, identity, app._load)
@@ -140,7 +139,7 @@ class AppContext:
             )
         elif publication is None or not publication.pending():
             return None
-        elif publication.failed and publication.failed[0] == file_identity(catalog.path):
+        elif publication.failed and publication.failed[0] == file_version(catalog.path):
             note = (
                 f"The catalogue {catalog.path} was replaced by a file this server cannot serve "
                 f"({publication.failed[1]}); this answer comes from the one it had ({built})."
@@ -188,7 +187,7 @@ class AppContext:
 
     def close(self) -> None:
         if self._publication is not None:
-            self._publication.wait(60)  # a catalogue being opened is not left half-loaded at exit
+            self._publication.wait(60, settle=False)  # a catalogue being opened is not left half-loaded at exit
         if self._run_catalogues is not None:
             self._run_catalogues.close()
         if self.catalog is not None:
