@@ -853,9 +853,18 @@ class Age(click.ParamType):
             amount = float(number)
         except ValueError:
             amount = -1
-        if unit not in self.UNITS or amount < 0:
-            self.fail(f"{value!r} is not an age; write a number and a unit (s, m, h, d or w), e.g. 30d or 12h", param)
-        return datetime.timedelta(seconds=amount * self.UNITS[unit])
+        if unit not in self.UNITS or not math.isfinite(amount) or amount < 0:  # nan, inf: no age
+            self.fail(
+                f"{echo(value)} is not an age; write a number and a unit (s, m, h, d or w), e.g. 30d or 12h", param
+            )
+        try:  # a span from before the year 1 is none either
+            age = datetime.timedelta(seconds=amount * self.UNITS[unit])
+            datetime.datetime.now(datetime.UTC) - age
+        except OverflowError:
+            self.fail(
+                f"{echo(value)} is not an age: it reaches before the year 1; write a shorter one, e.g. 520w", param
+            )
+        return age
 
 
 @runs.command("prune")
@@ -1483,6 +1492,8 @@ def doctor_command(settings: Settings, db_path, as_json):
         click.echo("\nA server started by an MCP client gets only the environment its configuration gives it:")
         for name, value in found.settings.items():
             click.echo(f"  {name}={value}")
+        for shown, name in found.placeholders.items():
+            click.echo(f"Write your {name} in place of {shown}: it holds a secret, which Tender never prints.")
         for client, snippet in found.clients.items():
             click.echo(f"\n{client}:\n{snippet}")
     if not found.ok:

@@ -4,8 +4,9 @@
   terminal. `clean` takes out what acts instead of reading: control characters (terminal escape sequences
   among them, which can move the cursor, retitle the window or hide a line) and bidirectional overrides (which
   make text display in another order than it reads). Line breaks and tabs stay.
-- Credentials written into a URL (http://user:password@host/v1, ?api_key=...) are masked by `redact` wherever
-  text may be shown or kept: plan notes, the runs database, logs, error messages.
+- Credentials written into a URL (http://user:password@host/v1, ?api_key=..., #token=...) are masked by `redact`
+  wherever text may be shown or kept: plan notes, the runs database, logs, error messages. A password may hold
+  characters it should not (an unencoded @, / or %): the user's part is taken to the last @, so that it goes whole.
 - A value echoed in an error message is shortened by `echo`, so that a 1 MB input does not come back whole."""
 
 import logging
@@ -17,9 +18,15 @@ _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]?|\x1b\][^\x07\x1b]*(?:\x07|\x1b\
 # C0 controls but tab and line feed, DEL, C1 controls, and the bidirectional marks, embeddings, overrides
 # and isolates (U+061C, U+200E/F, U+202A-E, U+2066-9).
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/?#@]+@")
+# A URL's scheme and what follows it up to a blank. Its user's part (name and password) runs to the LAST @ of that
+# stretch: a password holding an unencoded @, / or ? goes whole (an @ in a path or query takes them with it: too much
+# masked rather than too little). A stretch that starts with / has none (postgresql:///db?host=...).
+_URL = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^\s/][^\s]*)")
+# A value whose name ends in a secret's word (password, sslpassword, api_key, access_token, X-Amz-Signature, ...),
+# in a query, a fragment (#token=...) or a key=value list: masked to the next &, # or blank.
 _SECRET_PARAMETER = re.compile(
-    r"(?i)([?&](?:api[_-]?key|key|access[_-]?token|token|secret|client[_-]?secret|password|passwd|pwd|sig|signature|auth)=)[^&#\s]+"
+    r"(?i)(?<![^?&#;,(\s\"'])([\w.\-]*?(?:password|passwd|passphrase|pwd|secret|token|key|sig|signature|auth|"
+    r"authorization|credentials?|session)=)[^&#\s]+"
 )
 MASK = "***"
 
@@ -34,10 +41,17 @@ def clean(text: str) -> str:
 
 
 def redact(text: str) -> str:
-    """`text` with the credentials of any URL in it masked: user:password@ and secret-looking query values."""
+    """`text` with the credentials of any URL in it masked, whatever their characters, encoded or not: the user's
+    part (user:password@, to the last @) and the values of secret-looking parameters in a query or fragment."""
     if "://" not in text and "=" not in text:
         return text
-    return _SECRET_PARAMETER.sub(rf"\1{MASK}", _USERINFO.sub(rf"\1{MASK}@", text))
+    return _SECRET_PARAMETER.sub(rf"\1{MASK}", _URL.sub(_mask_user, text))
+
+
+def _mask_user(url: re.Match) -> str:
+    scheme, rest = url.groups()
+    at = rest.rfind("@")
+    return scheme + (MASK + rest[at:] if at >= 0 else rest)
 
 
 def echo(value, limit: int = 60) -> str:

@@ -5,11 +5,12 @@ Everything Tender writes (the catalogue, the runs database, caches, trained mode
 
 import math
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import DataMissing, TenderError
+from .errors import DataMissing, InputToFix
 from .safety import echo, redact
 
 # A clone keeps the ProgrammableWeb data in ../shared/data beside it; an installed package has none.
@@ -71,7 +72,7 @@ class Settings:
 
     @property
     def runs_shown(self) -> str:
-        """Where runs are kept, as messages say it: the URL without its password."""
+        """Where runs are kept, as messages say it: the URL without its credentials (safety.redact)."""
         return redact(self.runs_url) if self.runs_url else str(self.runs_path)
 
     @property
@@ -117,7 +118,7 @@ class Settings:
             embedding_dimensions=_number(env, "TENDER_EMBEDDING_DIMENSIONS", int, None, *EMBEDDING_DIMENSIONS),
             data_dir=default_data_dir(env),
             data_from_env=bool(env.get("TENDER_DATA")),
-            llm_base_url=env.get("TENDER_LLM_BASE_URL") or env.get("OPENAI_BASE_URL") or None,
+            llm_base_url=_llm_url(env),
             llm_model=env.get("TENDER_LLM_MODEL") or env.get("OPENAI_MODEL") or None,
             llm_api_key=env.get("TENDER_LLM_API_KEY") or env.get("OPENAI_API_KEY") or None,
             llm_timeout_s=_number(env, "TENDER_LLM_TIMEOUT", float, 60, *LLM_TIMEOUT_S),
@@ -132,8 +133,8 @@ class Settings:
         )
 
 
-class BadSetting(TenderError):
-    pass
+class BadSetting(InputToFix):
+    """A TENDER_* value the user set and can fix: the CLI exits 2."""
 
 
 # The ranges of the numeric settings, shared with the CLI's flags. An hour bounds one LLM attempt and one
@@ -169,6 +170,8 @@ def _runs(text: str) -> tuple[Path | None, str | None]:
     if not text:
         return None, None
     if text.startswith(RUNS_URL_SCHEMES):
+        if not readable_runs_url(text):
+            raise BadSetting(f"TENDER_RUNS holds a PostgreSQL URL that cannot be read as written: {ENCODE}")
         return None, text
     scheme = text.split("://", 1)[0] if "://" in text else ""
     if scheme and scheme.replace("+", "").isalnum():
@@ -177,6 +180,54 @@ def _runs(text: str) -> tuple[Path | None, str | None]:
             "PostgreSQL (postgresql://user:password@host:5432/database)."
         )
     return Path(text).expanduser(), None
+
+
+# A URL's user name and password may hold these as they are (RFC 3986); anything else percent-encoded.
+_USERINFO = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:]|%[0-9A-Fa-f]{2})*")
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+# Said instead of the URL, which is never echoed: a client reads such a URL otherwise than written (libpq takes an
+# unencoded / in a password for the end of the host, an @ for its start) and its errors quote the pieces.
+ENCODE = (
+    "percent-encode the user name and password (and any value) in it: @ as %40, / as %2F, % as %25, # as %23, "
+    "? as %3F, a space as %20 (python3 -c 'import getpass, urllib.parse; print(urllib.parse.quote(getpass.getpass(), "
+    'safe=""))\' does it for a password typed in). The value is not shown: it may hold a password.'
+)
+
+
+def readable_runs_url(url: str) -> bool:
+    """Whether libpq reads this PostgreSQL URL as written: at most one @, ending the user's part, which holds only
+    what a URL may hold there; every % starting an encoding; no blank or #; and libpq parses it (where psycopg is
+    installed)."""
+    rest = url.split("://", 1)[1]
+    if any(c.isspace() for c in rest) or "#" in rest or _BAD_PERCENT.search(rest) or rest.count("@") > 1:
+        return False
+    if "@" in rest and not _USERINFO.fullmatch(rest[: rest.index("@")]):
+        return False
+    try:
+        from psycopg import ProgrammingError
+        from psycopg.conninfo import conninfo_to_dict
+    except ImportError:
+        return True  # the store says what to install
+    try:
+        conninfo_to_dict(url)
+    except ProgrammingError:
+        return False
+    return True
+
+
+def _llm_url(env) -> str | None:
+    """TENDER_LLM_BASE_URL (or OPENAI_BASE_URL), refused without being echoed when it cannot be read as written."""
+    name = "TENDER_LLM_BASE_URL" if env.get("TENDER_LLM_BASE_URL") else "OPENAI_BASE_URL"
+    text = env.get(name) or None
+    if text is None:
+        return None
+    import httpx
+
+    try:
+        httpx.URL(text)
+    except (httpx.InvalidURL, ValueError, TypeError):  # httpx's own message quotes the pieces ("Invalid port: ...")
+        raise BadSetting(f"{name} cannot be read as a URL as written: {ENCODE}") from None
+    return text
 
 
 def _switch(env, name: str, default: bool) -> bool:

@@ -111,3 +111,20 @@ def test_an_unreachable_llm_endpoint_fails_and_a_key_is_never_printed(doctor):
     assert result.exit_code == 1
     assert "FAIL LLM endpoint" in result.output and "not reachable" in result.output
     assert "sk-secret" not in result.output and "TENDER_LLM_API_KEY=<your key>" in result.output
+
+
+def test_a_runs_url_with_a_password_is_never_printed_and_the_configurations_say_where_it_goes(doctor, tmp_path):
+    """Pasted, a masked URL would log in with '***' as its password: the configurations carry a placeholder
+    instead, and the doctor says what to write there (the fault probe of 2026-11-27)."""
+    url = f"postgresql://tender:Qs%40cr%2FtQ@/postgres?host={tmp_path}&port=5432"  # no server there
+    result = doctor(TENDER_RUNS=url)
+    data = json.loads(doctor("--json", TENDER_RUNS=url).stdout)
+
+    assert "s%40cr" not in result.output and "cr%2Ft" not in result.output and "Qs%40" not in json.dumps(data)
+    assert "TENDER_RUNS=<your TENDER_RUNS>" in result.output
+    assert "<your TENDER_RUNS>" in data["placeholders"] and "in place of <your TENDER_RUNS>" in result.output
+    assert data["settings"]["TENDER_RUNS"] == "<your TENDER_RUNS>"
+    assert not any("***" in snippet for snippet in data["clients"].values())
+    assert (
+        "FAIL runs" in result.output and "postgresql://***@/postgres" in result.output
+    )  # shown masked, not for pasting

@@ -101,3 +101,19 @@ async def test_a_full_runs_db_while_serving_returns_the_plan_with_a_warning(sett
     plan = ok(result)
     assert plan["apis"]
     assert any("could not be stored" in note and "full" in note for note in plan["notes"])
+
+
+@pytest.mark.parametrize("age", ["nand", "nan", "infd", "1e400d", "1e20w", "999999w"])
+def test_an_age_that_is_no_span_of_time_is_one_line_exit_2(age, tmp_path):
+    """nan, inf and spans before the year 1 are no age (the fault probe of 2026-11-27: a bare ValueError, exit 1)."""
+    from click.testing import CliRunner
+
+    from tender.cli import main
+
+    result = CliRunner().invoke(
+        main, ["runs", "prune", "--older-than", age], env={"TENDER_RUNS": str(tmp_path / "runs.db")}
+    )
+
+    assert result.exit_code == 2, result.output
+    (line,) = [line for line in result.stderr.strip().splitlines() if line.startswith("Error")]
+    assert "is not an age" in line and "Traceback" not in result.output

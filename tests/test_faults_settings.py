@@ -81,7 +81,7 @@ def test_the_cli_refuses_a_non_finite_setting_in_one_line_naming_it(catalog_path
 
     result = CliRunner().invoke(main, ["recommend", REQUIREMENT], env=env | {"TENDER_EMBEDDING_MODEL": "hashing"})
 
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a setting the user set: input to fix
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith(f"Error: {name}='nan' is not valid")
 

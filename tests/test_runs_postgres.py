@@ -3,6 +3,7 @@ never shown, a server that is down or restarted costing a note and never a plan,
 each explaining the other's runs."""
 
 import sys
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -70,7 +71,10 @@ def test_a_server_that_is_down_costs_a_note_not_a_plan_and_no_password_is_shown(
     store.close()
 
 
-def test_a_restarted_server_costs_only_the_runs_made_while_it_was_down():
+def test_a_restarted_server_costs_only_the_runs_made_while_it_was_down(monkeypatch):
+    import tender.answers.runs_postgres as runs_postgres
+
+    monkeypatch.setattr(runs_postgres, "RETRY_S", 1.0)  # after a failure the store is asked again after this
     try:
         cluster = start()
     except NoCluster as error:
@@ -88,6 +92,7 @@ def test_a_restarted_server_costs_only_the_runs_made_while_it_was_down():
         assert "could not be stored" in down.plan.notes[0]
         options = f"-k {cluster.folder} -p 5432 -c listen_addresses=''"
         _run([pg_ctl, "-D", data, "-l", str(cluster.folder / "log"), "-o", options, "-w", "start"], "pg_ctl start")
+        time.sleep(runs_postgres.RETRY_S)
         after = make_run("after")
         keep(store, after)  # the pool's connection died with the server: it is checked and replaced
         assert after.plan.notes == []
@@ -116,7 +121,9 @@ def test_doctor_checks_a_postgresql_store_without_showing_its_password(catalog_p
     diagnosis = diagnose(Settings(catalog_path=catalog_path, runs_url=postgres_url, embedding_model="hashing"))
     runs = next(check for check in diagnosis.checks if check.name == "runs")
     assert runs.ok and runs.found.endswith(": 0 runs")
-    assert diagnosis.settings["TENDER_RUNS"].startswith("postgresql://***@")
+    # its URL names a user: the configurations carry a placeholder, never the URL masked (it would log in wrongly)
+    assert diagnosis.settings["TENDER_RUNS"] == "<your TENDER_RUNS>"
+    assert diagnosis.placeholders == {"<your TENDER_RUNS>": "TENDER_RUNS"}
 
 
 async def test_two_http_replicas_explain_each_others_runs(server_env, postgres_url, tmp_path):

@@ -127,7 +127,9 @@ class RunNotStored(TenderError):
 def _reason(error: BaseException) -> str:
     if isinstance(error, OSError) and error.strerror:
         return f"{error.strerror.lower()}: {error.filename}" if error.filename else error.strerror.lower()
-    return redact(" ".join(str(error).split())) or type(error).__name__
+    # A PostgreSQL server's own message, without the statement it quotes after it ("LINE 1: insert into runs ...")
+    primary = getattr(getattr(error, "diag", None), "message_primary", None)
+    return redact(" ".join(str(primary or error).split())) or type(error).__name__
 
 
 # The stored row of a run, and back: the same columns in every store.

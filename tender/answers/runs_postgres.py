@@ -9,16 +9,26 @@ transaction on a pooled connection that is checked before use, so a restarted Po
 Faults: a server that cannot be reached when the store opens is not given up: a run that cannot be written
 raises RunNotStored (`keep` makes it a note on the plan, which is returned all the same), a read raises
 RunsUnavailable, and the store migrates and serves as soon as the server answers again. A URL's password
-never appears in a message or a log."""
+never appears in a message or a log, and a URL libpq would read otherwise than written is refused unread.
+
+Time: saving a run costs a plan at most SAVE_BUDGET_S (2 s), whatever the server does. Each transaction sets its
+own `lock_timeout` and `statement_timeout` to what is left of that budget after waiting for a connection, so a
+session holding a lock on the runs table, or a server too busy to answer, costs 2 s and a note, never the wait.
+After a failure to reach the server or a timeout the store is not asked again for RETRY_S (5 s): meanwhile every
+save fails at once with the same note, so an outage does not hold a request slot per plan; then one call tries
+again, and saving resumes when the server answers. Reads (explain_bids, `tender runs list`) have the same budget;
+`tender runs prune` and the migrations wait for locks as long, but not for their statements."""
 
 import datetime
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from tender.agents.plan import Run
+from tender.settings import ENCODE, readable_runs_url
 
 from .runs import (
     COLUMNS,
@@ -37,12 +47,18 @@ from .runs import (
 )
 
 log = logging.getLogger(__name__)
+# The pool logs each failed connection, again and again while a server is down; the store says it once, itself.
+logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 EXTRA = "pip install 'tender-mcp[postgres]'"
 # Connections a replica keeps: its runs are written from worker threads, a few at once.
 POOL_SIZE = 8
-# Seconds to wait for a connection (a server that is down answers a plan's save within this, with a note).
-CONNECT_TIMEOUT_S = 5
+# Seconds a save (or a read) may take in all: waiting for a connection, for locks and for its statements.
+SAVE_BUDGET_S = 2.0
+# Seconds to wait for a connection, and libpq's connect_timeout (it counts whole seconds, 2 at least).
+CONNECT_TIMEOUT_S = 2
+# Seconds the store is not asked again after it could not be reached or did not answer in time.
+RETRY_S = 5.0
 MIGRATION_LOCK = 0x7E0DE5  # pg_advisory_xact_lock's key: one replica migrates at a time
 
 # The SQLite migrations (runs.py), by the same names, in PostgreSQL's words: add one to both, never edit one.
@@ -79,9 +95,16 @@ def _driver(url: str) -> tuple[Any, Any]:
 
 
 def _unreachable(url: str, error: Exception) -> RunsUnavailable:
-    return RunsUnavailable(
-        shown(url), error, "Check TENDER_RUNS (host, port, database, user and password) and that the server is up."
-    )
+    if _timed_out(error):
+        fix = f"The server did not answer within {SAVE_BUDGET_S:g} s (a lock held on the runs table, or a busy server)."
+    else:
+        fix = "Check TENDER_RUNS (host, port, database, user and password) and that the server is up."
+    return RunsUnavailable(shown(url), error, fix)
+
+
+def _timed_out(error: Exception) -> bool:
+    """A lock_timeout or statement_timeout (SQLSTATE 55P03, 57014)."""
+    return getattr(error, "sqlstate", None) in ("55P03", "57014")
 
 
 class PostgresRunStore:
@@ -94,89 +117,141 @@ class PostgresRunStore:
     def __init__(self, url: str, *, pool_size: int = POOL_SIZE, timeout_s: float = CONNECT_TIMEOUT_S):
         self.url = url
         self.path = shown(url)
+        if not readable_runs_url(url):  # libpq's own errors would quote pieces of the password
+            raise RunsUnavailable(
+                self.path, ValueError("a URL that cannot be read as written"), f"In TENDER_RUNS, {ENCODE}"
+            )
         self._psycopg, pool = _driver(url)
         self._pool_timeout = pool.PoolTimeout
-        self._errors = (self._psycopg.Error, pool.PoolTimeout, OSError)
+        self._errors = (self._psycopg.Error, OSError)
+        self._outage = (self._psycopg.OperationalError, OSError)  # not reached, or not in time (PoolTimeout too)
+        self._wait_s = min(timeout_s, SAVE_BUDGET_S)
         self._migrated = False
         self._lock = threading.Lock()
+        self._failure: Exception | None = None  # why the server could not be used, until it can again
+        self._retry_at = 0.0
+        self._connect_error: Exception | None = None  # the last connection the pool could not make, and why
         try:
             self._pool = pool.ConnectionPool(
                 url,
+                connection_class=self._recording(),
                 min_size=1,
                 max_size=pool_size,
-                timeout=timeout_s,
+                timeout=self._wait_s,
                 open=False,
                 check=pool.ConnectionPool.check_connection,  # a connection the server dropped is replaced, not used
-                kwargs={"connect_timeout": max(1, int(timeout_s))},
+                kwargs={"connect_timeout": max(2, int(timeout_s))},
+                # A connection that keeps failing is given up after RETRY_S (its retries back off to seconds apart),
+                # and the next call asks for a new one at once: the store is used again soon after the server is.
+                reconnect_timeout=RETRY_S,
                 name="tender-runs",
             )
         except self._psycopg.ProgrammingError as error:  # a URL psycopg cannot read
             raise _unreachable(url, error) from None
         self._pool.open(wait=False)
 
+    def _recording(self) -> type:
+        """The pool's connection class, keeping the reason of the last connection it could not make (the pool itself
+        only says it waited)."""
+        store, connection = self, self._psycopg.Connection
+
+        class Recording(connection):  # type: ignore[valid-type, misc]
+            @classmethod
+            def connect(cls, conninfo: str = "", **kwargs: Any) -> Any:
+                try:
+                    made = super().connect(conninfo, **kwargs)
+                except Exception as error:
+                    store._connect_error = error
+                    raise
+                store._connect_error = None
+                return made
+
+        return Recording
+
     def warm(self) -> None:
         """Connect and migrate now (a server does at start), logging, not raising, when the server cannot be
         reached: plans then say they were not stored, until it answers."""
         try:
-            self._ready()
+            with self._transaction(None):
+                pass
         except RunsUnavailable as error:
             log.warning("%s Plans say they were not stored until it answers.", error)
 
     def __repr__(self):
         return f"<PostgresRunStore {self.path}>"
 
-    def _ready(self) -> None:
-        """Apply the migrations this database has not seen, once per store (RunsUnavailable if it cannot)."""
-        if self._migrated:
-            return
-        with self._lock:
-            if self._migrated:
-                return
-            try:
-                with self._pool.connection() as conn, conn.transaction():
-                    conn.execute("select pg_advisory_xact_lock(%s)", [MIGRATION_LOCK])
-                    conn.execute(
-                        "create table if not exists _tender_migrations (name text primary key, applied_at text)"
-                    )
-                    done = {row[0] for row in conn.execute("select name from _tender_migrations")}
-                    for name, statements in MIGRATIONS.items():
-                        if name in done:
-                            continue
-                        for statement in statements:
-                            conn.execute(statement)
-                        conn.execute(
-                            "insert into _tender_migrations (name, applied_at) values (%s, now()::text)", [name]
-                        )
-            except self._errors as error:
-                cause = self._cause(error)
-                raise _unreachable(self.url, cause) from cause
-            self._migrated = True
-
-    def applied(self) -> list[str]:
-        """The names of the migrations applied to this database, in order."""
-        with self._reading() as conn:
-            return [row[0] for row in conn.execute("select name from _tender_migrations order by applied_at, name")]
-
     @contextmanager
-    def _reading(self) -> Iterator[Any]:
-        """A connection in a transaction, committed when the block ends; RunsUnavailable when the server cannot
-        be reached or a statement fails."""
-        self._ready()
+    def _transaction(self, budget_s: float | None = SAVE_BUDGET_S) -> Iterator[Any]:
+        """A connection in a transaction, committed when the block ends, within `budget_s` seconds in all (None: the
+        statements are not timed, as a prune or a migration may take long; the waits for a connection and for locks
+        are). RunsUnavailable when the server cannot be reached, does not answer in time or a statement fails; and
+        at once, saying the same, for RETRY_S after the server could not be reached or did not answer in time."""
+        deadline = time.monotonic() + (budget_s if budget_s is not None else self._wait_s + SAVE_BUDGET_S)
+        self._admit()
         try:
-            with self._pool.connection() as conn, conn.transaction():
+            if not self._migrated:
+                self._migrate(deadline)
+            with self._connection(deadline, timed=budget_s is not None) as conn:
                 yield conn
         except self._errors as error:
             cause = self._cause(error)
+            if isinstance(error, self._outage):
+                self._down(cause)
             raise _unreachable(self.url, cause) from cause
+        self._failure = None
+
+    @contextmanager
+    def _connection(self, deadline: float, *, timed: bool) -> Iterator[Any]:
+        """A pooled connection in a transaction whose waits (and, `timed`, statements) end by `deadline`."""
+        left = deadline - time.monotonic()
+        with self._pool.connection(timeout=max(0.05, min(self._wait_s, left))) as conn, conn.transaction():
+            left_ms = max(100, int((deadline - time.monotonic()) * 1000))
+            lock_ms = min(left_ms - 50, int(SAVE_BUDGET_S * 1000))  # ends first: a lock waited for says so
+            conn.execute(
+                "select set_config('lock_timeout', %s, true), set_config('statement_timeout', %s, true)",
+                [f"{lock_ms}ms", f"{left_ms}ms" if timed else "0"],
+            )
+            yield conn
+
+    def _admit(self) -> None:
+        """Raise at once while the server is known not to answer; every RETRY_S one caller is let through to try."""
+        with self._lock:
+            if self._failure is None:
+                return
+            now = time.monotonic()
+            if now < self._retry_at:
+                raise _unreachable(self.url, self._failure) from self._failure
+            self._retry_at = now + RETRY_S  # this caller tries; the others still fail at once meanwhile
+
+    def _down(self, cause: Exception) -> None:
+        with self._lock:
+            self._failure, self._retry_at = cause, time.monotonic() + RETRY_S
+
+    def _migrate(self, deadline: float) -> None:
+        """Apply the migrations this database has not seen (threads starting at once queue on the advisory lock, and
+        the later ones find them applied)."""
+        with self._connection(deadline, timed=False) as conn:
+            conn.execute("select pg_advisory_xact_lock(%s)", [MIGRATION_LOCK])
+            conn.execute("create table if not exists _tender_migrations (name text primary key, applied_at text)")
+            done = {row[0] for row in conn.execute("select name from _tender_migrations")}
+            for name, statements in MIGRATIONS.items():
+                if name in done:
+                    continue
+                for statement in statements:
+                    conn.execute(statement)
+                conn.execute("insert into _tender_migrations (name, applied_at) values (%s, now()::text)", [name])
+        self._migrated = True
+
+    def applied(self) -> list[str]:
+        """The names of the migrations applied to this database, in order."""
+        with self._transaction() as conn:
+            return [row[0] for row in conn.execute("select name from _tender_migrations order by applied_at, name")]
 
     def _cause(self, error: Exception) -> Exception:
-        """The server's own reason: the pool only says it waited, so a direct connection is tried for the cause
+        """The server's own reason: the pool only says it waited, so the last connection it could not make says why
         (refused, no such database, a password refused)."""
-        if isinstance(error, self._pool_timeout):
-            try:
-                self._psycopg.connect(self.url, connect_timeout=2).close()
-            except self._psycopg.Error as direct:
-                return direct
+        if isinstance(error, self._pool_timeout) and self._connect_error is not None:
+            return self._connect_error
         return error
 
     def save(self, run: Run, catalog: CatalogRef | None = None) -> str:
@@ -185,7 +260,7 @@ class PostgresRunStore:
         names = ", ".join(COLUMNS)
         updates = ", ".join(f"{c} = excluded.{c}" for c in COLUMNS if c != "run_id")
         try:
-            with self._reading() as conn:
+            with self._transaction() as conn:
                 conn.execute(
                     f"insert into runs ({names}) values ({', '.join(['%s'] * len(COLUMNS))}) "
                     f"on conflict (run_id) do update set {updates}",
@@ -201,7 +276,7 @@ class PostgresRunStore:
 
     def entry(self, run_id: str) -> StoredRun:
         """The run with when it was stored and the catalogue it was made on; UnknownRun if there is none."""
-        with self._reading() as conn:
+        with self._transaction() as conn:
             row = conn.execute(
                 f"select {ENTRY_COLUMNS} from runs where run_id = %s", [_text(run_id.strip())]
             ).fetchone()
@@ -210,12 +285,12 @@ class PostgresRunStore:
         return entry_of(row)
 
     def count(self) -> int:
-        with self._reading() as conn:
+        with self._transaction() as conn:
             return conn.execute("select count(*) from runs").fetchone()[0]
 
     def recent(self, limit: int = 20) -> list[dict]:
         """The latest runs, newest first (see RunStore.recent)."""
-        with self._reading() as conn:
+        with self._transaction() as conn:
             rows = conn.execute(
                 f"select {LISTED_COLUMNS} from runs order by created_at desc, run_id desc limit %s", [limit]
             ).fetchall()
@@ -224,7 +299,7 @@ class PostgresRunStore:
     def delete(self, run_ids: list[str]) -> int:
         """Remove these runs in one transaction; UnknownRun (and nothing removed) if one is not stored."""
         wanted = list(dict.fromkeys(_text(r.strip()) for r in run_ids))
-        with self._reading() as conn:
+        with self._transaction(None) as conn:
             for run_id in wanted:  # UnknownRun leaves the block by an exception: the transaction rolls back
                 if conn.execute("delete from runs where run_id = %s", [run_id]).rowcount == 0:
                     raise UnknownRun(run_id)
@@ -233,7 +308,7 @@ class PostgresRunStore:
     def prune(self, older_than: datetime.timedelta, *, dry_run: bool = False) -> int:
         """Remove the runs stored more than `older_than` ago (only count them with dry_run); returns how many."""
         before = cutoff(older_than)
-        with self._reading() as conn:
+        with self._transaction(None) as conn:
             if dry_run:
                 return conn.execute("select count(*) from runs where created_at < %s", [before]).fetchone()[0]
             return conn.execute("delete from runs where created_at < %s", [before]).rowcount

@@ -3,7 +3,9 @@ endpoint, settings), whether each works, and the client configurations that star
 
 An MCP client (Claude Desktop, an IDE) starts `tender serve` without the user's shell: no PATH additions, no
 exported TENDER_* variables. So the configurations printed here name the command by its full path and carry
-every setting in their `env`, and what the doctor checks is what that server will see."""
+every setting in their `env`, and what the doctor checks is what that server will see. A secret (a key, a URL
+holding a password or a token) is never printed: the configurations carry a placeholder in its place, and say so,
+since a masked URL pasted in would log in wrongly without a word."""
 
 import json
 import os
@@ -15,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from tender.catalog import TenderError
 from tender.catalog.summary import summarise
+from tender.safety import redact
 from tender.settings import Settings
 
 LLM_PROBE_S = 3.0  # seconds the LLM endpoint has to answer GET /models
@@ -32,6 +35,10 @@ class Diagnosis(BaseModel):
     checks: list[Check]
     settings: dict[str, str] = Field(description="The settings that server would run with, by variable.")
     clients: dict[str, str] = Field(description="Client configurations that start it, by client.")
+    placeholders: dict[str, str] = Field(
+        default_factory=dict,
+        description="The variable whose value to write in place of each placeholder in them: a secret, never printed.",
+    )
 
     @property
     def ok(self) -> bool:
@@ -53,7 +60,17 @@ def diagnose(settings: Settings, *, tender_command: str | None = None) -> Diagno
         ],
         settings=env,
         clients=client_configs(command, env),
+        placeholders={value: name for name, value in env.items() if value in (SECRET, placeholder(name))},
     )
+
+
+def placeholder(name: str) -> str:
+    return f"<your {name}>"
+
+
+def _pasteable(name: str, url: str) -> str:
+    """A URL as a configuration may carry it: whole, or, where it holds a credential, a placeholder."""
+    return url if redact(url) == url else placeholder(name)
 
 
 def tender_executable() -> str:
@@ -67,8 +84,10 @@ def server_env(settings: Settings) -> dict[str, str]:
     env = {
         "TENDER_HOME": str(settings.home.expanduser().resolve()),
         "TENDER_CATALOG": str(settings.catalog_path.expanduser().resolve()),
-        # a PostgreSQL URL as given, its password masked like the LLM key: the user writes it in
-        "TENDER_RUNS": settings.runs_shown if settings.runs_url else str(settings.runs_path.expanduser().resolve()),
+        # a PostgreSQL URL holding a password is a placeholder, like the LLM key: the user writes it in
+        "TENDER_RUNS": _pasteable("TENDER_RUNS", settings.runs_url)
+        if settings.runs_url
+        else str(settings.runs_path.expanduser().resolve()),
     }
     if settings.embedding_model:
         spec = settings.embedding_model
@@ -78,7 +97,7 @@ def server_env(settings: Settings) -> dict[str, str]:
     if settings.ranking_model_path:
         env["TENDER_RANKING_MODEL"] = str(settings.ranking_model_path.resolve())
     if settings.llm_base_url:
-        env["TENDER_LLM_BASE_URL"] = settings.llm_base_url
+        env["TENDER_LLM_BASE_URL"] = _pasteable("TENDER_LLM_BASE_URL", settings.llm_base_url)
     if settings.llm_model:
         env["TENDER_LLM_MODEL"] = settings.llm_model
     if settings.llm_api_key:
@@ -206,13 +225,14 @@ def _llm(settings: Settings) -> Check:
     url = settings.llm_base_url.rstrip("/") + "/models"
     headers = {"Authorization": f"Bearer {settings.llm_api_key}"} if settings.llm_api_key else {}
     model = settings.llm_model or "(no TENDER_LLM_MODEL)"
+    shown = redact(settings.llm_base_url)
     try:
         reply = httpx.get(url, headers=headers, timeout=LLM_PROBE_S)
     except httpx.HTTPError as error:
         return Check(
             name="LLM endpoint",
             ok=False,
-            found=f"{settings.llm_base_url}, model {model}: not reachable ({type(error).__name__}: {error})",
+            found=f"{shown}, model {model}: not reachable ({type(error).__name__}: {redact(str(error))})",
             fix="Start the endpoint, or fix TENDER_LLM_BASE_URL. Until then LLM steps fall back to the embedded "
             "reasoner.",
         )
@@ -220,7 +240,7 @@ def _llm(settings: Settings) -> Check:
         return Check(
             name="LLM endpoint",
             ok=False,
-            found=f"{settings.llm_base_url}, model {model}: reachable, GET /models answered HTTP {reply.status_code}",
+            found=f"{shown}, model {model}: reachable, GET /models answered HTTP {reply.status_code}",
             fix="Check TENDER_LLM_API_KEY and the URL (it should end in /v1 for most servers).",
         )
     try:
@@ -231,6 +251,6 @@ def _llm(settings: Settings) -> Check:
     return Check(
         name="LLM endpoint",
         ok=not known,
-        found=f"{settings.llm_base_url}, model {model}: reachable{known}",
+        found=f"{shown}, model {model}: reachable{known}",
         fix="Set TENDER_LLM_MODEL to one of the models it serves." if known else "",
     )

@@ -1,0 +1,148 @@
+"""A PostgreSQL runs store that cannot take a run in time costs a plan at most about two seconds, never the plan:
+a lock held on the runs table, a server that is down (then back), and the CLI's one line when it cannot be
+reached. Against a real PostgreSQL (tests/postgres.py); the fault probe of 2026-11-27."""
+
+import subprocess
+import threading
+import time
+
+import pytest
+from mcp import Client
+
+from tender.answers.runs_postgres import RETRY_S, SAVE_BUDGET_S
+from tender.server.app import build_server
+from tender.settings import Settings
+from tests.postgres import NoCluster, _run, binaries, start, stop
+from tests.server_support import REQUIREMENT, TENDER, ok
+
+NOT_STORED = "could not be stored"
+# What a plan may take beyond its own work while the store cannot take its run: the save's budget, and some
+# slack for a busy 2-core machine.
+SLACK_S = 1.5
+
+
+def stored(url: str) -> set[str]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return {row[0] for row in conn.execute("select run_id from runs")}
+
+
+async def timed_plan(client) -> tuple[dict, float]:
+    began = time.monotonic()
+    plan = ok(await client.call_tool("recommend_apis", {"requirement": REQUIREMENT}))
+    return plan, time.monotonic() - began
+
+
+def not_stored(plan: dict) -> bool:
+    return any(NOT_STORED in note for note in plan.get("notes", []))
+
+
+async def saved_again(client, within_s: float) -> list[dict]:
+    """Plans until one is stored (the store tries again RETRY_S after a failure), at most `within_s` seconds."""
+    plans = []
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        plan, _ = await timed_plan(client)
+        plans.append(plan)
+        if not not_stored(plan):
+            return plans
+        time.sleep(0.5)
+    raise AssertionError(f"no plan stored within {within_s} s of the store's return: {plans[-1]['notes']}")
+
+
+async def test_a_lock_on_the_runs_table_costs_each_plan_at_most_the_save_budget(catalog_path, postgres_url):
+    import psycopg
+
+    settings = Settings(catalog_path=catalog_path, runs_url=postgres_url, embedding_model="hashing")
+    holding, released = threading.Event(), threading.Event()
+
+    def hold_the_lock():  # another session: a transaction holding the table, released after 20 s at most
+        with psycopg.connect(postgres_url) as conn:
+            conn.execute("lock table runs in access exclusive mode")
+            holding.set()
+            released.wait(20)
+
+    async with Client(build_server(settings)) as client:
+        first, baseline = await timed_plan(client)  # the table made, a run stored, the agents warm
+        baseline = max(baseline, (await timed_plan(client))[1])
+        holder = threading.Thread(target=hold_the_lock)
+        holder.start()
+        assert holding.wait(10)
+        try:
+            during = [await timed_plan(client) for _ in range(4)]
+        finally:
+            released.set()
+            holder.join()
+        after = await saved_again(client, within_s=RETRY_S + 10)
+
+    times = [seconds for _, seconds in during]
+    assert max(times) <= baseline + SAVE_BUDGET_S + SLACK_S, (times, baseline)
+    assert all(not_stored(plan) for plan, _ in during)  # returned all the same, saying so
+    reported = {p["run_id"] for p in [first, *(plan for plan, _ in during), *after] if not not_stored(p)}
+    assert reported and reported <= stored(postgres_url)  # nothing reported saved is lost
+
+
+@pytest.fixture
+def cluster():
+    """A cluster of this test's own, which it may stop and start."""
+    try:
+        cluster = start()
+    except NoCluster as error:
+        pytest.skip(f"PostgreSQL could not start: {error}")
+    yield cluster
+    stop(cluster.folder)
+
+
+def pg_ctl(cluster, *args: str) -> None:
+    data = str(cluster.folder / "data")
+    if args[0] == "start":
+        options = f"-k {cluster.folder} -p 5432 -c listen_addresses='' -c fsync=off"
+        _run(
+            [str(binaries() / "pg_ctl"), "-D", data, "-l", str(cluster.folder / "log"), "-o", options, "-w", "start"],
+            "start",
+        )
+    else:
+        _run([str(binaries() / "pg_ctl"), "-D", data, *args], "stop")
+
+
+async def test_a_server_that_goes_down_costs_each_plan_at_most_the_save_budget_and_saving_resumes(
+    catalog_path, cluster
+):
+    settings = Settings(catalog_path=catalog_path, runs_url=cluster.url, embedding_model="hashing")
+    async with Client(build_server(settings)) as client:
+        first, baseline = await timed_plan(client)
+        baseline = max(baseline, (await timed_plan(client))[1])
+        pg_ctl(cluster, "-m", "fast", "-w", "stop")
+        began = time.monotonic()
+        down = [await timed_plan(client) for _ in range(8)]
+        down_s = time.monotonic() - began
+        pg_ctl(cluster, "start")
+        after = await saved_again(client, within_s=RETRY_S + 10)
+
+    times = [seconds for _, seconds in down]
+    assert all(not_stored(plan) for plan, _ in down)
+    assert max(times) <= baseline + SAVE_BUDGET_S + SLACK_S, (times, baseline)
+    # After the first failure the store is not asked again for RETRY_S: the other plans cost nothing more.
+    assert down_s <= SAVE_BUDGET_S + 8 * baseline + 2 * SLACK_S, (times, baseline)  # each waited 5 s before
+    reported = {p["run_id"] for p in [first, *(plan for plan, _ in down), *after] if not not_stored(p)}
+    assert first["run_id"] in reported and after[-1]["run_id"] in reported
+    assert reported <= stored(cluster.url)  # nothing reported saved is lost
+
+
+def test_the_cli_says_in_one_line_that_the_store_cannot_be_reached(tmp_path, catalog_path):
+    """No PostgreSQL at the URL: the pool's own warnings stay quiet; one line, and soon."""
+    env = {
+        "TENDER_CATALOG": str(catalog_path),
+        "TENDER_HOME": str(tmp_path),
+        "TENDER_RUNS": f"postgresql://tender@/postgres?host={tmp_path}&port=5432",
+        "PATH": "/usr/bin:/bin",
+    }
+    began = time.monotonic()
+    done = subprocess.run([TENDER, "runs", "list"], env=env, capture_output=True, text=True, timeout=60)
+    took = time.monotonic() - began
+
+    assert done.returncode == 1 and done.stdout == ""
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("Error: Cannot open the runs database postgresql://***@/postgres") and "No such file" in line
+    assert took < 10, took  # process start included
