@@ -16,7 +16,7 @@ from tender.catalog import MalformedInput, TenderError
 from tender.catalog.sources.mcp_registry import OFFICIAL as REGISTRY_URL
 from tender.catalog.sources.public_apis import URL as PUBLIC_APIS_URL
 from tender.errors import InputToFix, SourceError
-from .safety import echo, redact
+from .safety import echo, redact, shown
 from .settings import DEADLINE_S, LLM_IN_FLIGHT, LLM_TIMEOUT_S, Settings
 
 
@@ -734,7 +734,7 @@ def recommend(
     config = client_config(servers.values()) if servers else None
     if as_json:
         if config is None:
-            click.echo(run.model_dump_json(indent=2))
+            click.echo(shown(run.model_dump_json(indent=2)))
         else:
             click.echo(
                 json.dumps({**run.model_dump(mode="json"), "client_config": config}, indent=2, ensure_ascii=False)
@@ -743,7 +743,7 @@ def recommend(
         from .answers.render import plan_text
 
         lines = {api_id: install_line(install) for api_id, (_, install) in servers.items()}
-        click.echo(plan_text(run.plan, run.transcript, categories=catalog.real_categories, installs=lines))
+        click.echo(shown(plan_text(run.plan, run.transcript, categories=catalog.real_categories, installs=lines)))
         if config is not None:
             click.echo(
                 "\nThe awarded MCP servers, as your client configures them (fill in each <PLACEHOLDER>):\n"
@@ -791,7 +791,7 @@ def runs_list(settings: Settings, limit, as_json):
             states[key] = state_of(ref)[0]
         row["catalog_state"] = states[key]
     if as_json:
-        click.echo(json.dumps(rows, indent=2))
+        click.echo(shown(json.dumps(rows, indent=2, ensure_ascii=False)))
         return
     if not rows:
         click.echo(f'No runs yet in {settings.runs_shown}. Make one with `tender recommend "..."`.')
@@ -802,7 +802,7 @@ def runs_list(settings: Settings, limit, as_json):
         mark = f" ({row['catalog_state']})" if row["catalog_state"] in ("gone", "changed") else ""
         click.echo(
             f"{row['run_id']}  {row['created_at'][:19].replace('T', ' ')}  {row['protocol']:<14}  "
-            f"{len(row['api_ids'])} APIs  {where}{mark}  {text}"
+            f"{len(row['api_ids'])} APIs  {where}{mark}  {shown(text)}"
         )
 
 
@@ -942,11 +942,11 @@ def explain_command(settings: Settings, run_id, function, full, diagram, as_json
     if as_json:
         from tender.answers.brief import lean
 
-        click.echo(json.dumps(lean(told), indent=2, ensure_ascii=False))
+        click.echo(shown(json.dumps(lean(told), indent=2, ensure_ascii=False)))
     elif diagram:
-        click.echo(told.diagram, nl=False)
+        click.echo(shown(told.diagram), nl=False)
     else:
-        click.echo(explanation_text(told))
+        click.echo(shown(explanation_text(told)))
         click.echo("\nThe diagram: add --diagram. Every message: --full --json.")
 
 

@@ -40,6 +40,15 @@ def clean(text: str) -> str:
     return _CONTROLS.sub("", _ESCAPES.sub("", text))
 
 
+def shown(text: str) -> str:
+    """Client text (a requirement, a need, a model's answer: kept as given in the store) as a terminal shows it:
+    every control, escape and bidirectional character written out as `\\uXXXX`, so that it can neither move the
+    cursor, clear or forge a line, nor reorder what is read. Line breaks and tabs stay. Valid inside JSON too."""
+    if text.isprintable():
+        return text
+    return _CONTROLS.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
 def redact(text: str) -> str:
     """`text` with the credentials of any URL in it masked, whatever their characters, encoded or not: the user's
     part (user:password@, to the last @) and the values of secret-looking parameters in a query or fragment."""

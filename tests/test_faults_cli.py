@@ -41,10 +41,10 @@ def test_a_value_out_of_range_is_one_line_exit_2(run):
     assert "max_apis" in one_line_error(result) and "50" in one_line_error(result)
 
 
-def test_a_bad_environment_variable_is_one_line_exit_1(run):
+def test_a_bad_environment_variable_is_one_line_exit_2(run):
     result = run("recommend", "restaurants on a map", env={"TENDER_LLM_TIMEOUT": "soon"})
 
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a setting the user set: input to fix
     assert "TENDER_LLM_TIMEOUT='soon'" in one_line_error(result)
 
 
@@ -202,3 +202,19 @@ def test_training_without_the_data_says_to_set_tender_data(bare):
     result = bare("train", "encoder")
 
     assert result.exit_code == 2 and "Set TENDER_DATA" in one_line_error(result)
+
+
+HOSTILE = "maps \x1b[2J\x1b[1;1Hforged line\r\u202eesrever\x1b]0;owned\x07 and \x9b31m reviews"
+
+
+@pytest.mark.parametrize("command", [["runs", "list"], ["runs", "list", "--json"], ["explain"], ["explain", "--json"]])
+def test_client_text_reaches_the_terminal_written_out_never_acting(run, command):
+    made = run("recommend", HOSTILE, "--need", "show places \x1b[31mon a map\u202e", "--json")
+    assert made.exit_code == 0, made.output
+    assert "\x1b" not in made.output and "\u202e" not in made.output
+    run_id = json.loads(made.output)["plan"]["run_id"]
+    told = run(*command, *([run_id] if command[0] == "explain" else []))
+    assert told.exit_code == 0, told.output
+    for acting in ("\x1b", "\x07", "\x9b", "\u202e", "\r"):
+        assert acting not in told.output, (acting, told.output)
+    assert "\\u001b" in told.output or "\\\\u001b" in told.output  # written out, for the operator to see
