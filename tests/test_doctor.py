@@ -128,3 +128,12 @@ def test_a_runs_url_with_a_password_is_never_printed_and_the_configurations_say_
     assert (
         "FAIL runs" in result.output and "postgresql://***@/postgres" in result.output
     )  # shown masked, not for pasting
+
+
+def test_doctor_says_a_runs_path_under_a_file_cannot_be_made(tmp_path):
+    from tender.server.doctor import _runs
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    check = _runs(blocker / "runs.db")
+    assert not check.ok and "is a file, not a folder" in check.fix

@@ -177,6 +177,10 @@ def _runs(path: Path | str) -> Check:
             fix="" if writable else f"Make {path} writable, or set TENDER_RUNS to a writable file.",
         )
     folder = next((p for p in [path.parent, *path.parent.parents] if p.exists()), None)
+    if folder is not None and not folder.is_dir():  # a file where a folder of the path should be
+        return Check(
+            name="runs", ok=False, found=str(path), fix=f"{folder} is a file, not a folder; set TENDER_RUNS elsewhere."
+        )
     if folder is not None and os.access(folder, os.W_OK):
         return Check(name="runs", ok=True, found=f"{path}: none yet (made by the first run)")
     return Check(
