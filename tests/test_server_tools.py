@@ -438,3 +438,20 @@ async def test_recommend_apis_on_an_llm_backend(settings, tmp_path):
     assert plan["backends"] == {"manager": "llm", "contractors": "offline"}
     assert plan["cost"]["llm_calls"] >= 1 and plan["cost"]["fallbacks"] >= 1
     assert plan["apis"]
+
+
+@pytest.mark.parametrize(
+    "arguments, said",
+    [
+        ({"needs": [f"need {i}" for i in range(13)]}, "needs: at most 12 needs"),
+        ({"protocol": "haggle"}, "protocol: 'haggle' is not allowed; use one of"),
+    ],
+)
+async def test_arguments_that_fail_the_schema_are_told_as_what_to_fix_not_as_pydantic_s_report(
+    settings, arguments, said
+):
+    async with connect(settings) as client:
+        result = await client.call_tool("recommend_apis", {"requirement": REQUIREMENT, **arguments})
+    text = error_text(result)
+    assert result.is_error and said in text
+    assert "pydantic" not in text and "validation error for" not in text and "type=" not in text

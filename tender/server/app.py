@@ -11,13 +11,17 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import Tool as MCPTool
+from pydantic import ValidationError
 
+from tender.agents.request import describe_validation_error
 from tender.errors import InputToFix
 from tender.safety import Redacting
 from tender.settings import Settings
@@ -53,6 +57,18 @@ class TenderServer(MCPServer):
             tool.model_copy(update={"input_schema": _untitled(tool.input_schema)})
             for tool in await super().list_tools()
         ]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        """Arguments that fail the tool's schema are told as Tender tells a request's faults (which argument, what
+        to do, the value quoted short), not as pydantic's report with its type names and a link."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as error:
+            cause = error.__cause__
+            if isinstance(cause, ValidationError) and not isinstance(error, UnexpectedToolError):
+                said = describe_validation_error(cause).removeprefix("Invalid request: ")
+                raise ToolError(f"Error executing tool {name}: invalid arguments: {said}") from cause
+            raise
 
 
 def _untitled(schema: dict) -> dict:
