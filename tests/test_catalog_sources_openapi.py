@@ -123,3 +123,14 @@ def test_the_forty_documents_build_into_a_catalogue_grouped_by_tags(real, tmp_pa
     assert catalog.categories() and all(c.api_count > 0 for c in catalog.categories())
     again = build_from_sources([real], tmp_path / "openapi.db", embedder)
     assert again["texts_embedded"] == "0"  # a rebuild with nothing changed embeds nothing
+
+
+def test_a_document_holding_an_integer_of_thousands_of_digits_is_named_in_the_error(tmp_path):
+    from tender.catalog.sources.openapi import parse
+    from tender.errors import SourceError
+
+    document = tmp_path / "huge.yaml"
+    document.write_text("openapi: 3.0.0\ninfo: {title: x, version: " + "9" * 5000 + "}\npaths: {}\n")
+    with pytest.raises(SourceError) as raised:
+        parse(document)
+    assert "huge.yaml" in str(raised.value) and "cannot be read" in str(raised.value)

@@ -60,6 +60,9 @@ def parse(document: Path) -> dict:
         raise SourceError(
             document, f"does not parse as YAML or JSON{line} ({getattr(error, 'problem', None) or error})"
         ) from None
+    except (ValueError, RecursionError) as error:  # an integer of thousands of digits, nesting past the stack
+        reason = str(error).split(";")[0] if isinstance(error, ValueError) else "nested too deeply"
+        raise SourceError(document, f"cannot be read: {reason}") from None
     if "&" in text:  # an anchor: aliases of it may repeat one part of the document any number of times
         check_expansion(spec, document, EXPANSION_PER_CHAR * len(text) + EXPANSION_FLOOR)
     if not isinstance(spec, dict):
