@@ -43,10 +43,11 @@ def why(evidence: Evidence | None, rationale: str, usage: int | None = None, sco
     if not parts:
         clause = re.split(r"[;.]\s", " ".join(rationale.split()), maxsplit=1)[0].rstrip(".")
         parts.append(clause[:1].lower() + clause[1:] if clause else "the best bid received")
-    if usage and not any("past app" in p for p in parts):
+    counted = bool(usage) and not any("past mashup" in p for p in parts)
+    if counted:
         parts.append(f"used in {usage} past mashup{'s' if usage != 1 else ''}")
     while len(parts) > 1 and len("; ".join(parts)) > WHY_CHARS:  # whole reasons, never half of one
-        parts.pop(-1)
+        parts.pop(-2 if counted and len(parts) > 2 else -1)  # the usage count stays: it is the shortest
     text = "; ".join(parts)
     text = text[:1].upper() + text[1:]
     return text if len(text) <= WHY_CHARS else text[: WHY_CHARS - 1].rsplit(" ", 1)[0] + "…"

@@ -45,6 +45,9 @@ class Evidence(BaseModel):
         said = [f"{LEVEL_WORDS[level(score)]} ({score:.2f})"]
         if self.named >= 1:
             said.append("the requirement names it")
+        if max(self.history, self.history_requirement) >= 0.1:
+            share = max(self.history, self.history_requirement)
+            said.append(f"similar past mashups used it ({share:.0%} of the nearest)")
         if self.dense_rank == 1:
             said.append("the catalogue's nearest description to the need")
         elif 1 < self.dense_rank <= 3:
@@ -53,10 +56,8 @@ class Evidence(BaseModel):
             said.append("it shares the need's words most")
         elif self.lexical_rank:
             said.append("it shares some of the need's words")
-        if max(self.history, self.history_requirement) >= 0.1:
-            said.append(f"similar past apps used it ({max(self.history, self.history_requirement):.0%} of the nearest)")
-        elif self.uses:
-            said.append(f"used by {self.uses} past app{'s' if self.uses != 1 else ''}")
+        if self.uses and max(self.history, self.history_requirement) < 0.1:
+            said.append(f"used in {self.uses} past mashup{'s' if self.uses != 1 else ''}")
         return said
 
 
