@@ -1052,7 +1052,7 @@ def evaluate_command(
 
     \b
     Datasets: programmableweb, r2api, metatool-multi, metatool-single, openapi-suite,
-    programmableweb-suite, mcp-suite (docs/results.md says what each is).
+    programmableweb-suite, mcp-suite, today-suite (docs/results.md says what each is).
 
     \b
     Examples:
