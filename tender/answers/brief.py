@@ -60,15 +60,20 @@ def winning_bid(transcript: Transcript, api_id: int, step_id: str | None) -> Pro
     return max(own, key=lambda m: m.score, default=None)
 
 
+def _api_or_none(catalog: Catalog | None, api_id: int):
+    """The catalogue's item, or None where there is no catalogue or it lacks the item (a run made on another)."""
+    if catalog is None:
+        return None
+    try:
+        return catalog.get_api(api_id)
+    except ApiNotFound:
+        return None
+
+
 def api_choice(award: Award, bid: Propose | None, catalog: Catalog | None) -> ApiChoice:
     """An award as the assistant reads it. Catalogue fields are read with defaults: older catalogues
     (and runs made on another catalogue) lack status, link and provider."""
-    api = None
-    if catalog is not None:
-        try:
-            api = catalog.get_api(award.api_id)
-        except ApiNotFound:
-            pass
+    api = _api_or_none(catalog, award.api_id)
     usage = catalog.usage_count(award.api_id) if catalog is not None and api is not None else None
     provider = getattr(api, "provider", "") or None
     return ApiChoice(
@@ -128,12 +133,9 @@ def runners_up(run: Run, step, catalog: Catalog | None) -> list[RunnerUp]:
             best[p.api_id] = p
     out = []
     for p in sorted(best.values(), key=lambda p: (-p.score, p.api_id)):
-        api = None
-        if catalog is not None:
-            try:
-                api = catalog.get_api(p.api_id)
-            except ApiNotFound:
-                continue
+        api = _api_or_none(catalog, p.api_id)
+        if catalog is not None and api is None:
+            continue  # not in this catalogue
         if api is not None and api.status == "deprecated" and not include_dead:
             continue
         line = does(api) if api is not None else ""

@@ -91,31 +91,32 @@ def export_onnx(model_path: Path, target: Path) -> Path:
         # stdout may be the MCP protocol (a server exporting on first use): the exporters' progress goes to stderr.
         with torch.no_grad(), warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
             warnings.simplefilter("ignore")  # the tracer's notes on shapes it fixes; the test checks the vectors
+            common = dict(input_names=names, output_names=["token_embeddings"])
             try:
+                dynamic = {**axes, "token_embeddings": {0: "batch", 1: "tokens"}}
                 torch.onnx.export(
                     TokenEmbeddings(),
                     inputs,
                     str(partial),
-                    input_names=names,
-                    output_names=["token_embeddings"],
-                    dynamic_axes={**axes, "token_embeddings": {0: "batch", 1: "tokens"}},
+                    dynamic_axes=dynamic,
                     opset_version=17,
                     dynamo=False,
+                    **common,
                 )
             except RuntimeError as error:
                 log.info("TorchScript could not export %s (%s); exporting with torch.export", model_path.name, error)
                 batch, tokens = torch.export.Dim("batch"), torch.export.Dim("tokens")
+                shapes = (tuple({0: batch, 1: tokens} for _ in names),)  # one entry: the *inputs
                 torch.onnx.export(
                     TokenEmbeddings(),
                     inputs,
                     str(partial),
-                    input_names=names,
-                    output_names=["token_embeddings"],
-                    dynamic_shapes=(tuple({0: batch, 1: tokens} for _ in names),),  # one entry: *inputs
+                    dynamic_shapes=shapes,
                     opset_version=18,
                     dynamo=True,
                     external_data=False,
                     verbose=False,
+                    **common,
                 )
         os.replace(partial, target)
     finally:
