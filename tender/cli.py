@@ -1307,9 +1307,18 @@ def models_pull(settings: Settings, name, endpoint, accept_licence, quiet):
         )
     click.echo(f"{model.name}: every file verified, in {folder}. To use it:")
     click.echo(f"export TENDER_EMBEDDING_MODEL={shlex.quote(str(folder))}")
+    from tender.catalog.encoders import folder_encoder
+    from tender.ranking.scorer import shipped_model
+
+    encoder = folder_encoder(folder)
+    fitted = shipped_model(encoder.name, encoder.fingerprint, folder) is not None
     click.echo(
-        "then rebuild the catalogue with it (`tender catalog build`), and fit a ranking model for it "
-        "(`tender train ranker`), since none ships for this encoder."
+        "then rebuild the catalogue with it (`tender catalog build`)"
+        + (
+            "; the ranking model fitted on its vectors ships with Tender."
+            if fitted
+            else ", and fit a ranking model for it (`tender train ranker`), since none ships for this encoder."
+        )
     )
 
 

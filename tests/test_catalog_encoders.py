@@ -431,3 +431,14 @@ def test_a_folder_whose_layers_cannot_be_read_here_is_refused_with_the_reason(tm
     (tmp_path / "1" / "config.json").write_text(json.dumps({"pooling_mode_cls_token": True}))
     with pytest.raises(TenderError, match="only mean pooling"):
         read_model_folder(tmp_path)
+
+
+def test_every_shipped_ranking_model_is_found_by_the_encoder_it_records():
+    from tender.ranking.scorer import Scorer, fitted_models, shipped_model
+
+    shipped = fitted_models()
+    assert len(shipped) >= 3  # the stock MiniLM, tender-minilm, EmbeddingGemma
+    for path in shipped:
+        scorer = Scorer.load(path)
+        assert scorer.encoder and scorer.encoder_weights, path.name
+        assert shipped_model(scorer.encoder, scorer.encoder_weights) == path
