@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup encoder catalog catalog-programmableweb demo test eval bench clean lint
+.PHONY: setup encoder catalog catalog-programmableweb demo test test-fast eval bench clean lint
 
 # Recommending, serving and building the catalogue need no torch: the demo installs the core only.
 $(BIN)/tender: pyproject.toml
@@ -43,6 +43,14 @@ demo: catalog
 
 test: $(VENV)/.dev
 	$(BIN)/pytest -q
+
+# The fast lane, for every change: no real model, no shared data, no PostgreSQL, no npm or llama.cpp servers, two
+# workers (about a minute on 2 cores). `make test` runs everything.
+FAST := -m "not real_model and not real_data and not llm_server and not install" -k "not postgresql" \
+	--ignore=tests/test_runs_postgres.py --ignore=tests/test_faults_runs_postgres.py \
+	--ignore=tests/test_catalog_sources_mcp.py
+test-fast: $(VENV)/.dev
+	$(BIN)/pytest -q -n 2 $(FAST)
 
 # Lint and type check (configured in pyproject.toml); .ci/run runs them before the tests.
 lint: $(VENV)/.dev
