@@ -11,7 +11,7 @@ announced function, and the embedded manager selects by the ranking's objective.
 """
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -319,9 +319,15 @@ def bids_best_first(outcome: Outcome) -> list[int]:
 
 def best_bids(proposals: list[Propose]) -> dict[int, float]:
     """Each API's best bid among these proposals."""
-    best: dict[int, float] = {}
+    return {api_id: p.score for api_id, p in best_proposals(proposals).items()}
+
+
+def best_proposals(proposals: Iterable[Propose]) -> dict[int, Propose]:
+    """Each API's highest proposal among these (the first of equals), in the order the APIs first bid."""
+    best: dict[int, Propose] = {}
     for p in proposals:
-        best[p.api_id] = max(p.score, best.get(p.api_id, 0.0))
+        if p.api_id not in best or p.score > best[p.api_id].score:
+            best[p.api_id] = p
     return best
 
 

@@ -154,8 +154,7 @@ class Tender:
                 continue
             live = max((p.score for p in outcome.proposals if p.function_id == step.id), default=0.0)
             credible = [p for p in negotiation.dead if p.function_id == step.id and p.score > max(live, cost)]
-            best = {p.api_id: p for p in sorted(credible, key=lambda p: p.score)}  # each item's best bid
-            dead = sorted(best.values(), key=lambda p: -p.score)
+            dead = sorted(protocols.best_proposals(credible).values(), key=lambda p: -p.score)
             if dead:
                 named = ", ".join(f"{p.api_name} ({p.score:.2f})" for p in dead[:3])
                 step.reason = (

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from tender.agents.messages import Propose, Transcript
 from tender.agents.plan import Award, Run
+from tender.agents.protocols import best_proposals
 from tender.catalog import ApiNotFound, Catalog
 from tender.ranking.evidence import Evidence
 
@@ -125,12 +126,8 @@ def runners_up(run: Run, step, catalog: Catalog | None) -> list[RunnerUp]:
     request included them."""
     awarded = {a.api_id for a in step.awarded}
     include_dead = bool(getattr(run.plan.constraints, "include_deprecated", False))
-    best: dict[int, Propose] = {}
-    for p in run.transcript.of_kind("propose"):
-        if p.function_id != step.id or p.api_id in awarded:
-            continue
-        if p.api_id not in best or p.score > best[p.api_id].score:
-            best[p.api_id] = p
+    bids = (p for p in run.transcript.of_kind("propose") if p.function_id == step.id and p.api_id not in awarded)
+    best = best_proposals(bids)
     out = []
     for p in sorted(best.values(), key=lambda p: (-p.score, p.api_id)):
         api = _api_or_none(catalog, p.api_id)

@@ -198,7 +198,7 @@ class OnnxEmbedder:
         folder = (
             self.cache_dir or Path(tempfile.gettempdir()) / f"tender-onnx-{os.getuid() if hasattr(os, 'getuid') else 0}"
         )
-        return folder / "onnx" / f"{self.path.name}-{folder_encoder(self.path).fingerprint}.onnx"
+        return folder / "onnx" / f"{self.path.name}-{self.encoder.fingerprint}.onnx"  # the cut leaves the graph as is
 
     @cached_property
     def _session(self):
