@@ -115,8 +115,8 @@ def step_reason(step) -> str | None:
 
 
 RUNNERS_UP = 3
-# A runner-up this near the award is a close call: the ranking's scores are calibrated probabilities, and a tenth is
-# about what one rank apart means near the top of a judged need's candidates.
+# A runner-up this near the award is a close call. Chosen, not fitted: the scores are calibrated probabilities, and a
+# tenth is the width of a band of the reliability table (docs/results.md), within which rightness is not told apart.
 CLOSE_CALL = 0.1
 RUNNER_UP_DOES = 60
 
