@@ -59,8 +59,8 @@ _LOWER_WORD = re.compile(r"\b[a-z]{3,}\b")
 
 def common_words(descriptions: list[str], share: float = 0.01, sample: int = 20_000) -> frozenset[str]:
     """Words the catalogue's descriptions use in lower case, as ordinary words, in at least `share` of them (at
-    least 3): an item named by one of them ('Images', 'Weather') is named only where a text writes it as a name. A
-    seed-fixed sample of `sample` descriptions stands for a larger catalogue. The 1% is chosen, not fitted: with it no
+    least 3): an item named by one of them ('Images', 'Weather') is named only where a text writes it as a name. An
+    evenly spaced sample of `sample` descriptions stands for a larger catalogue. The 1% is chosen, not fitted: with it no
     judged suite's dev figure moved (docs/tuning.md, "Honest plans")."""
     if len(descriptions) > sample:
         step = len(descriptions) / sample
