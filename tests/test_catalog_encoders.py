@@ -154,6 +154,24 @@ def test_a_fine_tuned_folder_is_exported_once_into_the_cache_folder(tuned_folder
 
 @needs_torch
 @pytest.mark.real_model
+def test_a_large_vocabulary_table_is_kept_in_8_bits_with_the_same_vectors_to_four_places(
+    tuned_folder, tmp_path, monkeypatch
+):
+    from tender.catalog import onnx_embedder
+
+    full = OnnxEmbedder(tuned_folder, cache_dir=tmp_path / "cache")
+    monkeypatch.setattr(onnx_embedder, "TABLE_IN_8_BITS", 1_000_000)  # MiniLM's table (11.7M) counts as large
+    small = OnnxEmbedder(tuned_folder, cache_dir=tmp_path / "cache")
+    assert small.table_8_bits and small.graph_path != full.graph_path and small.encoder == full.encoder
+    texts = ["maps", "send a text message", "a site that shows nearby restaurants on a map with their reviews"]
+    cosines = (small.embed(texts) * full.embed(texts)).sum(axis=1)
+    assert cosines.min() > 0.999 and not np.allclose(cosines, 1.0, atol=1e-7)  # close, and really quantised
+    assert small.graph_path.stat().st_size < full.graph_path.stat().st_size
+    assert list(small.graph_path.parent.glob("*.partial")) == []
+
+
+@needs_torch
+@pytest.mark.real_model
 def test_an_unwritable_cache_folder_does_not_stop_queries(tuned_folder, tmp_path):
     blocked = tmp_path / "file"
     blocked.write_text("a file where the cache folder should be")

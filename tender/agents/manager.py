@@ -153,6 +153,12 @@ class Manager:
         )
 
     # -- step 3 -----------------------------------------------------------------------------------
+    def shortlists(self, negotiation: Negotiation, texts: list[str]) -> list[Shortlist]:
+        """The shortlists of several functions (or parts of the requirement), their texts embedded together first:
+        one pass of the encoder for the run's texts rather than one each."""
+        self.ranker.encoder.read(negotiation.request.requirement, texts)
+        return [self.shortlist(negotiation, text) for text in texts]
+
     def shortlist(self, negotiation: Negotiation, text: str) -> Shortlist:
         """The ranking's candidates for a function (or a part of the requirement), once a run."""
         key = (text, negotiation.request.requirement)

@@ -68,7 +68,7 @@ def _selected(manager: Manager, negotiation: Negotiation, functions, proposals) 
 
 def manager_led(manager: Manager, negotiation: Negotiation) -> Outcome:
     functions, steps = _decompose(manager, negotiation)
-    shortlists = [manager.shortlist(negotiation, f.description) for f in functions]
+    shortlists = manager.shortlists(negotiation, [f.description for f in functions])
     mapped = manager.map_categories(negotiation, functions, shortlists)
     proposals: list[Propose] = []
     for (function, step), shortlist in zip(_one_by_one(negotiation, functions, steps), shortlists):
@@ -126,7 +126,7 @@ def _functions_of(negotiation: Negotiation, offers: list[Propose]) -> tuple[list
 def contractor_led(manager: Manager, negotiation: Negotiation) -> Outcome:
     context = negotiation.context
     context.report(0, 2, "announcing the requirement to contractors")
-    shortlists = tuple(manager.shortlist(negotiation, part) for part in _read_as(negotiation))
+    shortlists = tuple(manager.shortlists(negotiation, _read_as(negotiation)))
     offers = manager.announce(
         negotiation, function=None, categories=[], steps=["decompose", "map", "match"], shortlists=shortlists
     )
@@ -144,6 +144,7 @@ def contractor_led(manager: Manager, negotiation: Negotiation) -> Outcome:
 def collaborative(manager: Manager, negotiation: Negotiation) -> Outcome:
     functions, steps = _decompose(manager, negotiation)
     offers: list[Propose] = []
+    manager.shortlists(negotiation, [f.description for f in functions])
     for function, step in _one_by_one(negotiation, functions, steps):
         step.status, step.rounds = StepStatus.announced, 1
         shortlist = manager.shortlist(negotiation, function.description)
@@ -170,7 +171,7 @@ def collaborative(manager: Manager, negotiation: Negotiation) -> Outcome:
 def single_agent(manager: Manager, negotiation: Negotiation) -> Outcome:
     """One reasoner over the whole catalogue: it decomposes, retrieves its own shortlist, judges it and selects."""
     functions, steps = _decompose(manager, negotiation)
-    shortlists = tuple(manager.shortlist(negotiation, f.description) for f in functions)
+    shortlists = tuple(manager.shortlists(negotiation, [f.description for f in functions]))
     pooled: dict[int, float] = {}
     for shortlist in shortlists:
         for c in shortlist.candidates:

@@ -10,7 +10,7 @@ from collections import OrderedDict
 import numpy as np
 
 from tender.catalog import Embedder
-from tender.catalog.pooling import pool_parts
+from tender.catalog.pooling import pool_parts, unit
 
 
 def by_length(texts: list[str], ratio: float = 2.0) -> list[list[str]]:
@@ -65,15 +65,23 @@ class QueryEncoder:
                 self._trim()
         return np.stack([found[t] for t in texts]) if texts else np.zeros((0, self.dimension), np.float32)
 
-    def in_context(self, part: str, requirement: str) -> np.ndarray | None:
-        """The part's vector read where it stands in the requirement: its tokens' embeddings from one pass over
-        the whole requirement (kept for the requirement's other parts), pooled. "their reviews" after
-        "restaurants on a map" is then nearer to restaurant reviews than to book reviews. None where the embedder
-        cannot read tokens, the part is the whole requirement, or it is not in the requirement's words (a need
-        the caller states)."""
+    def read(self, requirement: str, parts: list[str]) -> None:
+        """Embed a run's requirement and its parts (needs, clauses) in as few passes as the model allows: the
+        requirement's tokens once (kept for `in_context`), its vector pooled from them (the same vector, since the
+        layers after pooling are affine), and the parts batched. One pass each cost a strong encoder 40-90 ms."""
+        tokens = self._requirement_tokens(requirement)
+        key = self.key(requirement)
+        if tokens is not None and len(tokens[1]):
+            with self._lock:
+                self._cache.setdefault(key, unit(tokens[1].mean(axis=0)))
+                self._trim()
+        self.embed([requirement, *parts])
+
+    def _requirement_tokens(self, requirement: str) -> tuple[list[tuple[int, int]], np.ndarray] | None:
+        """The requirement's token embeddings and their spans, read once and kept; None where the embedder cannot
+        read tokens."""
         read = getattr(self.embedder, "tokens", None)
-        scope, text = self.key(requirement), self.key(part)
-        if read is None or text == scope:
+        if read is None:
             return None
         with self._lock:
             found = self._tokens.get(requirement)
@@ -83,6 +91,20 @@ class QueryEncoder:
                 self._tokens[requirement] = found
                 while len(self._tokens) > 16:  # the requirements of the runs in flight (at most 0.4 MB each)
                     self._tokens.popitem(last=False)
+        return found
+
+    def in_context(self, part: str, requirement: str) -> np.ndarray | None:
+        """The part's vector read where it stands in the requirement: its tokens' embeddings from one pass over
+        the whole requirement (kept for the requirement's other parts), pooled. "their reviews" after
+        "restaurants on a map" is then nearer to restaurant reviews than to book reviews. None where the embedder
+        cannot read tokens, the part is the whole requirement, or it is not in the requirement's words (a need
+        the caller states)."""
+        scope, text = self.key(requirement), self.key(part)
+        if text == scope:
+            return None
+        found = self._requirement_tokens(requirement)
+        if found is None:
+            return None
         spans, tokens = found
         return pool_parts(requirement, [text], spans, tokens)[1][0] if len(tokens) else None
 
