@@ -721,7 +721,7 @@ def recommend(
     checked_names(catalog, excluded_apis, required, excluded_categories)
     tender = make_tender(settings, catalog, backends)
     run = tender.recommend(request, RunContext(deadline_s=deadline))
-    from tender.answers.runs import keep_at
+    from tender.answers.stores import keep_at
 
     # The run log, as the server keeps one (`tender explain` reads it). A plan that cannot be kept is printed
     # all the same, with a note: its LLM calls may have been paid for.
@@ -776,7 +776,8 @@ def runs_list(settings: Settings, limit, as_json):
         tender runs list --limit 5 --json
     """
     from tender.answers.provenance import state_of
-    from tender.answers.runs import CatalogRef, open_store
+    from tender.answers.runs import CatalogRef
+    from tender.answers.stores import open_store
 
     store = open_store(settings.runs_location)
     try:
@@ -821,7 +822,8 @@ def runs_delete(settings: Settings, run_ids):
     Example:
         tender runs delete 5154ebb901684f9896196976d257d94c
     """
-    from tender.answers.runs import UnknownRun, open_store
+    from tender.answers.runs import UnknownRun
+    from tender.answers.stores import open_store
 
     store = open_store(settings.runs_location)
     try:
@@ -879,7 +881,7 @@ def runs_prune(settings: Settings, older_than, dry_run):
         tender runs prune --older-than 30d
         tender runs prune --older-than 2w --dry-run
     """
-    from tender.answers.runs import open_store
+    from tender.answers.stores import open_store
 
     store = open_store(settings.runs_location)
     try:
@@ -920,7 +922,8 @@ def explain_command(settings: Settings, run_id, function, full, diagram, as_json
     """
     from tender.answers.explain import explain, explanation_text
     from tender.answers.provenance import UNRECORDED, RunCatalogues
-    from tender.answers.runs import UnknownRun, open_store
+    from tender.answers.runs import UnknownRun
+    from tender.answers.stores import open_store
 
     store = open_store(settings.runs_location)
     try:
@@ -940,7 +943,7 @@ def explain_command(settings: Settings, run_id, function, full, diagram, as_json
     if catalog is None:
         told.notes = [*told.notes, UNRECORDED]
     if as_json:
-        from tender.answers.brief import lean
+        from tender.answers.budget import lean
 
         click.echo(shown(json.dumps(lean(told), indent=2, ensure_ascii=False)))
     elif diagram:

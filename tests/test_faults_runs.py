@@ -7,7 +7,8 @@ import os
 import pytest
 from mcp import Client
 
-from tender.answers.runs import NoHistory, RunNotStored, RunsUnavailable, RunStore, keep, open_runs
+from tender.answers.runs import NoHistory, RunNotStored, RunsUnavailable, RunStore, keep
+from tender.answers.stores import open_runs
 from tender.server.app import AppContext, build_server
 from tender.settings import Settings
 from tests.server_support import REQUIREMENT, error_text, ok, settings  # noqa: F401 (fixture)

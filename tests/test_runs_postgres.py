@@ -9,7 +9,8 @@ import pytest
 from click.testing import CliRunner
 from mcp import Client
 
-from tender.answers.runs import NoHistory, RunsUnavailable, keep, open_runs, open_store
+from tender.answers.runs import NoHistory, RunsUnavailable, keep
+from tender.answers.stores import open_runs, open_store
 from tender.answers.runs_postgres import PostgresRunStore
 from tender.cli import main
 from tender.server.app import build_server

@@ -8,7 +8,8 @@ import threading
 import pytest
 import sqlite_utils
 
-from tender.answers.runs import CatalogRef, RunsUnavailable, UnknownRun, is_url, keep_at, migrations, open_store
+from tender.answers.runs import CatalogRef, RunsUnavailable, UnknownRun, is_url, migrations
+from tender.answers.stores import keep_at, open_store
 from tender.answers.runs_postgres import MIGRATIONS
 from tests.test_server_runs import make_run
 

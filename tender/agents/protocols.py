@@ -20,7 +20,7 @@ from tender.ranking.retrieval import Shortlist
 from .manager import Manager, Negotiation
 from .messages import MANAGER, Backtrack, CallForProposals, Propose
 from .plan import Award, PlanStep, StepStatus, confidence
-from .request import InvalidRequest
+from .request import PROTOCOL_NAMES, InvalidRequest
 from .tasks import BidTask, ContractorKnowledge, FunctionSpec, Selection
 from .decomposition import read
 
@@ -240,6 +240,7 @@ def register(protocol: Protocol) -> Protocol:
     if protocol.name in PROTOCOLS:
         raise ValueError(f"a protocol named {protocol.name!r} is already registered")
     PROTOCOLS[protocol.name] = protocol
+    PROTOCOL_NAMES.append(protocol.name)
     return protocol
 
 

@@ -8,6 +8,9 @@ from tender.errors import InputToFix
 from tender.safety import echo
 
 DEFAULT_PROTOCOL = "manager-led"
+# The registered protocols' names, in order, filled by protocols.register: the registry needs the manager, which
+# needs this module, so the names a request may give live here, below both.
+PROTOCOL_NAMES: list[str] = []
 Organisation = Literal["api", "category", "provider"]
 MAX_REQUIREMENT_CHARS = 20_000
 MAX_NEEDS = 12
@@ -73,10 +76,8 @@ class Request(BaseModel):
     @field_validator("protocol")
     @classmethod
     def _registered(cls, name: str) -> str:
-        from .protocols import PROTOCOLS  # the registry imports the manager, which imports this module
-
-        if name not in PROTOCOLS:
-            raise ValueError(f"{echo(name)} is not a protocol; use one of {', '.join(PROTOCOLS)}")
+        if name not in PROTOCOL_NAMES:
+            raise ValueError(f"{echo(name)} is not a protocol; use one of {', '.join(PROTOCOL_NAMES)}")
         return name
 
     @field_validator("requirement")

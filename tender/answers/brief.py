@@ -6,7 +6,6 @@ stage sets and the transcript."""
 
 import re
 
-from pydantic import BaseModel
 
 from tender.agents.messages import Propose, Transcript
 from tender.agents.plan import Award, Run
@@ -14,6 +13,7 @@ from tender.agents.protocols import best_proposals
 from tender.catalog import ApiNotFound, Catalog
 from tender.ranking.evidence import Evidence
 
+from .budget import RESULT_BYTES, STAGE_IDS, fitting, result_bytes
 from .schemas import ApiChoice, Detail, FunctionChoice, Recommendation, RunnerUp
 
 DOES_CHARS = 120
@@ -160,7 +160,6 @@ def recommendation(run: Run, catalog: Catalog | None = None, detail: Detail = "s
     rationales. Every message is left to explain_bids and runs://{run_id}: with them, a plan of four functions
     weighed 78 KB. A plan of more functions than fit the result budget lists those that fit and says where the
     rest are."""
-    from .budget import RESULT_BYTES, STAGE_IDS, fitting, result_bytes
 
     plan, transcript = run.plan, run.transcript
     functions = []
@@ -216,29 +215,3 @@ def recommendation(run: Run, catalog: Catalog | None = None, detail: Detail = "s
 
 def _status(step) -> str:
     return getattr(step.status, "value", step.status)
-
-
-def lean(model: BaseModel) -> dict:
-    """The model as JSON-ready data without the optional fields left empty (None or []): an assistant
-    reads every byte of a result, and an empty field says nothing."""
-    data = model.model_dump(mode="json")
-    return _drop_empty(model, data)
-
-
-def _drop_empty(model: BaseModel, data: dict) -> dict:
-    fields = type(model).model_fields
-    kept = {}
-    for name, value in data.items():
-        field = fields.get(name)
-        if field is not None and not field.is_required() and (value is None or value == []):
-            continue
-        attr = getattr(model, name, None)
-        if isinstance(attr, BaseModel) and isinstance(value, dict):
-            value = _drop_empty(attr, value)
-        elif isinstance(attr, list) and isinstance(value, list):
-            value = [
-                _drop_empty(a, v) if isinstance(a, BaseModel) and isinstance(v, dict) else v
-                for a, v in zip(attr, value)
-            ]
-        kept[name] = value
-    return kept

@@ -9,8 +9,6 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from .brief import lean
-
 RESULT_BYTES = 32_000  # one tool result: its text block and its structured copy together
 RESOURCE_BYTES = 32_000  # one resource read (a single copy)
 STAGE_IDS = 200  # ids listed per stage in a full answer; StageSizes gives the true counts
@@ -55,3 +53,29 @@ def pages_of(items: Sequence[T], weigh: Callable[[Sequence[T]], int], budget: in
     if current or not pages:
         pages.append(current)
     return pages
+
+
+def lean(model: BaseModel) -> dict:
+    """The model as JSON-ready data without the optional fields left empty (None or []): an assistant
+    reads every byte of a result, and an empty field says nothing."""
+    data = model.model_dump(mode="json")
+    return _drop_empty(model, data)
+
+
+def _drop_empty(model: BaseModel, data: dict) -> dict:
+    fields = type(model).model_fields
+    kept = {}
+    for name, value in data.items():
+        field = fields.get(name)
+        if field is not None and not field.is_required() and (value is None or value == []):
+            continue
+        attr = getattr(model, name, None)
+        if isinstance(attr, BaseModel) and isinstance(value, dict):
+            value = _drop_empty(attr, value)
+        elif isinstance(attr, list) and isinstance(value, list):
+            value = [
+                _drop_empty(a, v) if isinstance(a, BaseModel) and isinstance(v, dict) else v
+                for a, v in zip(attr, value)
+            ]
+        kept[name] = value
+    return kept

@@ -21,7 +21,7 @@ import logging
 import sqlite3
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import sqlite_utils
 from pydantic import BaseModel, Field
@@ -34,9 +34,6 @@ from tender.catalog.database import connect_shared, file_identity, write_transac
 from tender.errors import InputToFix
 from tender.safety import echo, redact
 from tender.settings import RUNS_URL_SCHEMES
-
-if TYPE_CHECKING:
-    from .runs_postgres import PostgresRunStore
 
 log = logging.getLogger(__name__)
 
@@ -111,20 +108,20 @@ class RunsUnavailable(TenderError):
         error: Exception,
         fix: str = "Set TENDER_RUNS to a writable file, or fix the folder's permissions.",
     ):
-        super().__init__(f"Cannot open the runs database {path} ({_reason(error)}). {fix}")
+        super().__init__(f"Cannot open the runs database {path} ({reason_of(error)}). {fix}")
         self.path = path
 
 
 class RunNotStored(TenderError):
     def __init__(self, path: Path | str, error: BaseException):
         super().__init__(
-            f"This plan could not be stored in {path} ({_reason(error)}), so explain_bids (`tender explain`) will not "
+            f"This plan could not be stored in {path} ({reason_of(error)}), so explain_bids (`tender explain`) will not "
             "find its run_id."
         )
         self.path = path
 
 
-def _reason(error: BaseException) -> str:
+def reason_of(error: BaseException) -> str:
     if isinstance(error, OSError) and error.strerror:
         return f"{error.strerror.lower()}: {error.filename}" if error.filename else error.strerror.lower()
     # A PostgreSQL server's own message, without the statement it quotes after it ("LINE 1: insert into runs ...")
@@ -355,30 +352,6 @@ def shown(location: Path | str) -> Path | str:
     return redact(str(location)) if is_url(location) else Path(location)
 
 
-def open_store(location: Path | str) -> "RunStore | PostgresRunStore":
-    """The runs store at `location`: a PostgreSQL URL (the `postgres` extra) or a file (SQLite). RunsUnavailable
-    when it cannot be opened, saying what to fix (what to install, where the server is, the folder's rights)."""
-    if is_url(location):
-        from .runs_postgres import PostgresRunStore
-
-        return PostgresRunStore(str(location))
-    return RunStore(location)
-
-
-def open_runs(location: Path | str) -> Store:
-    """The server's runs store, or, when it cannot be opened, NoHistory (logged once, in one line). A PostgreSQL
-    server that cannot be reached now is not given up (runs_postgres.py): plans say they were not stored until
-    it can be."""
-    try:
-        store = open_store(location)
-    except RunsUnavailable as error:
-        log.warning("%s Serving without history: plans are returned but not stored.", error)
-        return NoHistory(location, _reason(error.__cause__ or error))
-    if not isinstance(store, RunStore):
-        store.warm()  # PostgreSQL: connected and migrated now, or said in the log that it cannot be yet
-    return store
-
-
 def keep(store: Store, run: Run, catalog: Catalog | None = None) -> None:
     """Store the run with the catalogue it was made on; one that cannot be stored is still returned, its plan
     saying why it was not kept."""
@@ -388,28 +361,6 @@ def keep(store: Store, run: Run, catalog: Catalog | None = None) -> None:
     except RunNotStored as error:
         log.warning("%s", error)
         run.plan.notes.append(str(error))
-
-
-def keep_at(location: Path | str, run: Run, catalog: Catalog | None = None) -> str | None:
-    """Open the runs store at `location`, store the run (with the catalogue it was made on) and close it: the CLI's
-    way, one run a process. None when stored; otherwise the note added to the plan, which is returned all the same
-    (its LLM calls may have been paid for), whether the store could not be opened (its folder is a file, the
-    server is down) or not written (a full disk)."""
-    redact_notes(run)
-    try:
-        store = open_store(location)
-    except RunsUnavailable as error:
-        note = str(RunNotStored(shown(location), error.__cause__ or error))
-        run.plan.notes.append(note)
-        return note
-    try:
-        store.save(run, CatalogRef.of(catalog) if catalog is not None else None)
-    except RunNotStored as error:
-        run.plan.notes.append(str(error))
-        return str(error)
-    finally:
-        store.close()
-    return None
 
 
 def redact_notes(run: Run) -> None:

@@ -27,7 +27,7 @@ from pathlib import Path
 import anyio
 from mcp import Client
 
-from tender.answers.runs import open_store
+from tender.answers.stores import open_store
 
 from .bench_http import TENDER, free_port, requirements, start_server
 

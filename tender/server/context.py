@@ -14,7 +14,8 @@ from pathlib import Path
 import anyio
 
 from tender.answers.provenance import RunCatalogues
-from tender.answers.runs import Store, StoredRun, open_runs
+from tender.answers.runs import Store, StoredRun
+from tender.answers.stores import open_runs
 from tender.catalog import Catalog, CatalogError, TenderError
 from tender.settings import Settings
 

@@ -190,7 +190,8 @@ def _runs(path: Path | str) -> Check:
 
 def _runs_server(url: str) -> Check:
     """A PostgreSQL runs store: reached, migrated, its runs counted (read-only but for the migrations)."""
-    from tender.answers.runs import RunsUnavailable, open_store, shown
+    from tender.answers.runs import RunsUnavailable, shown
+    from tender.answers.stores import open_store
 
     try:
         store = open_store(url)

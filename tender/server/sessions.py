@@ -77,7 +77,7 @@ class BoundedSessions(StreamableHTTPSessionManager):
             log.warning("Refusing a new session: %s holds %d sessions, its share, all busy", peer, self._counts[peer])
             return None
         transport = super()._admit_session(requestor)
-        if transport is not None:
+        if transport is not None and transport.mcp_session_id is not None:  # stateful: the SDK always sets one
             self._peers[transport.mcp_session_id] = peer
             self._counts[peer] += 1
             self._used[transport.mcp_session_id] = (0, time.monotonic())

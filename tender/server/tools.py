@@ -27,7 +27,8 @@ from tender.safety import redact
 
 from .context import AppContext
 from .sampling import needs_from_client
-from tender.answers.brief import lean, recommendation
+from tender.answers.brief import recommendation
+from tender.answers.budget import lean
 from tender.answers.budget import fitting
 from tender.answers.explain import explain
 from tender.answers.lookup import MAX_QUERY_CHARS, check_query, find_apis, short
