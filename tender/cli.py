@@ -507,10 +507,11 @@ def make_tender(settings: Settings, catalog, backends: dict, scorer=None):
     from tender.agents.reasoners.factory import build_reasoners, llm_settings
     from tender.agents.service import ranking_model
 
-    scorer = scorer or ranking_model(settings.ranking_model_path, catalog.embedder)
+    reader = settings.reader()
+    scorer = scorer or ranking_model(settings.ranking_model_path, reader.embedder if reader else catalog.embedder)
     if manager_backend == contractor_backend == "offline":
         manager, contractors = build_reasoners()
-        return Tender(catalog, manager=manager, contractors=contractors, scorer=scorer)
+        return Tender(catalog, manager=manager, contractors=contractors, scorer=scorer, reader=reader)
 
     llm = llm_settings(
         settings,
@@ -523,7 +524,7 @@ def make_tender(settings: Settings, catalog, backends: dict, scorer=None):
         max_tokens_per_request=backends.get("max_tokens_per_request"),
     )
     manager, contractors = build_reasoners(manager_backend, contractor_backend, llm)
-    return Tender(catalog, manager=manager, contractors=contractors, scorer=scorer)
+    return Tender(catalog, manager=manager, contractors=contractors, scorer=scorer, reader=reader)
 
 
 def _backends(kwargs: dict) -> dict:

@@ -4,6 +4,7 @@ Everything Tender writes (the catalogue, the runs database, caches, trained mode
 `TENDER_HOME`, by default a per-user data folder, never beside the code."""
 
 import math
+import functools
 import os
 import re
 import sys
@@ -45,6 +46,7 @@ class Settings:
     embedding_model: str | None = None
     embedding_runtime: str = "auto"  # "onnx", "torch" or "auto" (ONNX where installed)
     embedding_dimensions: int | None = None  # TENDER_EMBEDDING_DIMENSIONS: Matryoshka truncation of a folder model
+    reader_model: str | None = None  # TENDER_READER_MODEL: a strong encoder that reads each shortlist (ranking/reader.py)
     data_dir: Path = _CLONE_DATA
     data_from_env: bool = False  # TENDER_DATA named data_dir (else it is the clone's, which an install lacks)
     llm_base_url: str | None = None
@@ -102,6 +104,13 @@ class Settings:
             dimensions=self.embedding_dimensions,
         )
 
+    def reader(self):
+        """The strong encoder that reads each function's shortlist (TENDER_READER_MODEL), one per process and
+        folder; None where unset."""
+        if not self.reader_model:
+            return None
+        return _reader(self.reader_model, self.embedding_runtime, self.cache_dir)
+
     @classmethod
     def from_env(cls, env=None) -> "Settings":
         env = os.environ if env is None else env
@@ -114,6 +123,7 @@ class Settings:
             runs_path=runs or catalog.with_name("runs.db"),
             runs_url=runs_url,
             embedding_model=env.get("TENDER_EMBEDDING_MODEL") or None,
+            reader_model=env.get("TENDER_READER_MODEL") or None,
             embedding_runtime=env.get("TENDER_EMBEDDING_RUNTIME") or "auto",
             embedding_dimensions=_number(env, "TENDER_EMBEDDING_DIMENSIONS", int, None, *EMBEDDING_DIMENSIONS),
             data_dir=default_data_dir(env),
@@ -213,6 +223,14 @@ def readable_runs_url(url: str) -> bool:
     except ProgrammingError:
         return False
     return True
+
+
+@functools.lru_cache(maxsize=2)
+def _reader(spec: str, runtime: str, cache_dir: Path):
+    from tender.catalog import get_embedder
+    from tender.ranking.reader import Reader
+
+    return Reader(get_embedder(spec, threads=1, runtime=runtime, cache_dir=cache_dir), cache_dir)
 
 
 def _llm_url(env) -> str | None:

@@ -156,7 +156,7 @@ class Manager:
     def shortlists(self, negotiation: Negotiation, texts: list[str]) -> list[Shortlist]:
         """The shortlists of several functions (or parts of the requirement), their texts embedded together first:
         one pass of the encoder for the run's texts rather than one each."""
-        self.ranker.encoder.read(negotiation.request.requirement, texts)
+        self.ranker.prepare(negotiation.request.requirement, texts)
         return [self.shortlist(negotiation, text) for text in texts]
 
     def shortlist(self, negotiation: Negotiation, text: str) -> Shortlist:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from tender.catalog import ApiNotFound, Catalog
 from tender.catalog.encoders import check_encoder, recorded_encoder
+from tender.ranking.reader import Reader
 from tender.ranking.retrieval import Ranker
 from tender.ranking.scorer import MODEL_FILE, Scorer, shipped_model
 from tender.ranking.vectors import QueryEncoder
@@ -69,12 +70,15 @@ class Tender:
         manager: Reasoner | None = None,
         contractors: Reasoner | None = None,
         scorer: Scorer | None = None,
+        reader: Reader | None = None,
     ):
         if catalog.embedder is None:
             raise ValueError("Tender needs a catalogue opened with an embedder")
         self.catalog = catalog
         self.encoder = QueryEncoder.wrap(catalog.embedder)
-        self.ranker = Ranker(catalog, self.encoder, scorer or ranking_model(None, catalog.embedder))
+        # With a reader, the ranking model is the one fitted on the reader's vectors (ranking/reader.py).
+        scorer = scorer or ranking_model(None, reader.embedder if reader else catalog.embedder)
+        self.ranker = Ranker(catalog, self.encoder, scorer, reader)
         if manager is None or contractors is None:
             from .reasoners.embedded import EmbeddedReasoner
 

@@ -38,7 +38,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     started = time.perf_counter()
     catalog = Catalog(args.db, embedder=Settings.from_env().embedder(catalog=args.db))
-    tender = Tender(catalog)
+    tender = Tender(catalog, reader=Settings.from_env().reader())
     tender.warm_up()
     print(f"catalogue {args.db}: {len(catalog.apis())} APIs; open + warm-up {time.perf_counter() - started:.1f} s")
     texts = requirements(Settings.from_env(), args.requests, args.seed)
@@ -49,6 +49,8 @@ def main(argv=None):
         latencies = []
         for text in texts:
             tender.encoder._cache.clear()
+            if tender.ranker.reader is not None:
+                tender.ranker.reader.queries._cache.clear()
             t0 = time.perf_counter()
             tender.recommend(Request.create(text, protocol=protocol, organisation=args.organisation))
             latencies.append((time.perf_counter() - t0) * 1000)

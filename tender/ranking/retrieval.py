@@ -8,6 +8,7 @@ scorer's probability that it serves the function."""
 import threading
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -17,6 +18,7 @@ from tender.catalog import Catalog
 from .evidence import Evidence
 from .lexical import query_terms
 from .names import NameIndex, common_words
+from .reader import Reader
 from .scorer import Scorer
 from .vectors import QueryEncoder
 
@@ -50,13 +52,27 @@ class Shortlist(BaseModel):
         return next((c for c in self.candidates if c.item == item), None)
 
 
+class Read(NamedTuple):
+    """A pool's similarities to a function, in pool order, and what they are compared with: `among`, the
+    similarities a candidate's rank and gap are read against (the whole catalogue's, or the pool's)."""
+
+    dense: np.ndarray
+    names: np.ndarray
+    requirement: np.ndarray
+    context: np.ndarray | None
+    among: np.ndarray
+    best_name: float = 0.0
+    best_context: float = 0.0
+
+
 class Ranker:
     """Scores a catalogue's items for a function. Safe to share between threads."""
 
-    def __init__(self, catalog: Catalog, encoder: QueryEncoder, scorer: Scorer):
+    def __init__(self, catalog: Catalog, encoder: QueryEncoder, scorer: Scorer, reader: Reader | None = None):
         self.catalog = catalog
         self.encoder = encoder
         self.scorer = scorer
+        self.reader = reader  # a strong encoder that reads the shortlist (reader.py); the scorer is fitted on it
         self._items = catalog.vectors("api")
         self._names = catalog.vectors("name")
         self._dense, self._name_dense = catalog.dense_search("api"), catalog.dense_search("name")
@@ -71,6 +87,13 @@ class Ranker:
         self._named = NameIndex([(a.id, a.name) for a in apis], common_words([a.description for a in apis]))
         self._lock = threading.Lock()
 
+    def prepare(self, requirement: str, texts: list[str]) -> None:
+        """Embed a run's requirement and its functions' texts at once (vectors.QueryEncoder.read), with the reader
+        too where there is one."""
+        self.encoder.read(requirement, texts)
+        if self.reader is not None:
+            self.reader.queries.read(requirement, texts)
+
     def shortlist(
         self,
         function: str,
@@ -84,7 +107,6 @@ class Ranker:
         down they rank."""
         vectors = self.encoder.embed([function, requirement])
         f_vector, r_vector = vectors[0], vectors[1]
-        c_vector = self.encoder.in_context(function, requirement)
         excluded = set(exclude)
         # Exact below 50,000 items; above, an approximate index and exact scores for what it finds (catalog/ann.py).
         dense = self._dense.similarities(f_vector)
@@ -122,24 +144,36 @@ class Ranker:
             )
         best_bm25 = max(bm25.values(), default=0.0)
         lexical_scores = sorted(bm25.values(), reverse=True)
-        allowed_dense = dense[allowed] if allowed.any() else dense
-        best_dense = float(allowed_dense.max()) if len(allowed_dense) else 0.0
-        best_name = float(names[allowed].max()) if allowed.any() else 0.0
-        in_context = self._dense.similarities(c_vector) if c_vector is not None else None
-        best_context = float(in_context[allowed].max()) if in_context is not None and allowed.any() else 0.0
+        if self.reader is not None:
+            read = self._read(function, requirement, pool)
+        else:
+            rows = [row[item] for item in pool]
+            c_vector = self.encoder.in_context(function, requirement)
+            in_context = self._dense.similarities(c_vector) if c_vector is not None else None
+            # Row by row: above 50,000 items the similarities are an index's answer (ann.Similarities), exact per row.
+            read = Read(
+                dense=np.array([float(dense[r]) for r in rows]),
+                names=np.array([float(names[r]) for r in rows]),
+                requirement=self._items.matrix[rows] @ r_vector,
+                context=np.array([float(in_context[r]) for r in rows]) if in_context is not None else None,
+                among=np.asarray(dense[allowed] if allowed.any() else dense),
+                best_name=float(names[allowed].max()) if allowed.any() else 0.0,
+                best_context=float(in_context[allowed].max()) if in_context is not None and allowed.any() else 0.0,
+            )
+        best_dense = float(read.among.max()) if len(read.among) else 0.0
         candidates = []
-        for item in pool:
-            r = row[item]
+        for i, item in enumerate(pool):
             score_lex = bm25.get(item, 0.0)
+            similarity, context, name = float(read.dense[i]), read.context, float(read.names[i])
             evidence = Evidence(
-                dense=round(float(dense[r]), 6),
-                dense_gap=round(float(dense[r]) - best_dense, 6),
-                dense_rank=int((allowed_dense > dense[r]).sum()) + 1,
-                dense_requirement=round(float(self._items.matrix[r] @ r_vector), 6),
-                dense_context=round(float(in_context[r]), 6) if in_context is not None else None,
-                dense_context_gap=round(float(in_context[r]) - best_context, 6) if in_context is not None else None,
-                name=round(float(names[r]), 6),
-                name_gap=round(float(names[r]) - best_name, 6),
+                dense=round(similarity, 6),
+                dense_gap=round(similarity - best_dense, 6),
+                dense_rank=int((read.among > similarity).sum()) + 1,
+                dense_requirement=round(float(read.requirement[i]), 6),
+                dense_context=round(float(context[i]), 6) if context is not None else None,
+                dense_context_gap=round(float(context[i]) - read.best_context, 6) if context is not None else None,
+                name=round(name, 6),
+                name_gap=round(name - read.best_name, 6),
                 lexical=round(score_lex / best_bm25, 6) if best_bm25 > 0 else 0.0,
                 lexical_rank=(sum(1 for s in lexical_scores if s > score_lex) + 1) if score_lex > 0 else 0,
                 history=round(history.get(item, 0.0), 6),
@@ -157,6 +191,28 @@ class Ranker:
         return Shortlist(
             function=function,
             candidates=tuple(Candidate(item=item, score=p, evidence=e) for (item, e), p in ranked),
+        )
+
+    def _read(self, function: str, requirement: str, pool: list[int]) -> "Read":
+        """The pool's similarities by the reader, compared with the pool's best rather than the catalogue's."""
+        assert self.reader is not None
+        if not pool:
+            return Read(dense=np.zeros(0), names=np.zeros(0), requirement=np.zeros(0), context=None, among=np.zeros(0))
+        queries = self.reader.queries
+        f_vector, r_vector = queries.embed([function, requirement])
+        c_vector = queries.in_context(function, requirement)
+        documents = self.reader.items(self.catalog, "api", pool)
+        named = self.reader.items(self.catalog, "name", pool)
+        dense, names = documents @ f_vector, named @ f_vector
+        context = documents @ c_vector if c_vector is not None else None
+        return Read(
+            dense=dense,
+            names=names,
+            requirement=documents @ r_vector,
+            context=context,
+            among=dense,
+            best_name=float(names.max()),
+            best_context=float(context.max()) if context is not None else 0.0,
         )
 
     def _votes(self, vector: np.ndarray) -> dict[int, float]:

@@ -183,8 +183,9 @@ class AppContext:
         from tender.agents.service import ranking_model
 
         built = build_reasoners(manager, contractors, llm_settings(self.settings))
-        scorer = ranking_model(self.settings.ranking_model_path, catalog.embedder)
-        return {"manager": built[0], "contractors": built[1], "scorer": scorer}
+        reader = self.settings.reader()
+        scorer = ranking_model(self.settings.ranking_model_path, reader.embedder if reader else catalog.embedder)
+        return {"manager": built[0], "contractors": built[1], "scorer": scorer, "reader": reader}
 
     def close(self) -> None:
         if self._publication is not None:
