@@ -30,6 +30,14 @@ def test_a_detail_without_a_need_of_its_own_stays_with_its_need():
     assert read("Show product reviews and ratings").needs == ["Show product reviews and ratings"]
 
 
+def test_verbs_that_share_one_object_are_one_need():
+    assert read("An assistant that reads and writes files in my folder and keeps notes about me").needs == [
+        "reads and writes files in my folder",
+        "keeps notes about me",
+    ]
+    assert read("Search or download podcasts").needs == ["Search or download podcasts"]
+
+
 def test_values_handed_over_are_details_not_needs():
     assert read("a pie chart of my budget: rent 1200, food 400").needs == [
         "a pie chart of my budget: rent 1200, food 400"

@@ -5,7 +5,8 @@ The requirement is cut at sentence ends, commas, conjunctions and relative words
   "I'm building a Discord bot for our gaming group", "Online shop"), a piece made only of words of asking ("Could
   you", "Additionally"), or a time the request runs at ("Every Friday", "every morning");
 - part of the piece before it, where it has at most one content word ("on a map" after "show the options",
-  "with OCR", "a photo"): a detail of that need, not a need of its own;
+  "with OCR", "a photo"): a detail of that need, not a need of its own; a single word with no need before it and
+  "and" or "or" after it is part of the next one ("reads and writes files": two verbs, one object);
 - else a need, in the requirement's own words.
 Nothing is dropped: every piece is a need's or the context's. Unrelated pieces are never merged; what the same
 item serves is left to the selection, whose objective counts an item once for every need it serves."""
@@ -19,6 +20,7 @@ _CUT = re.compile(
     r"including|and|with|when|whenever|once|then|plus|also|while|where|that|which|who|on an?|onto an?|via|alongside)\s+)",
     re.I,
 )
+_COORDINATION = re.compile(r"\s+(?:and|or)\s+", re.I)
 _LEADING = re.compile(r"^(?:(?:and|then|also|plus|or|but|so)\s+)+", re.I)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d+")
 # Words that carry no function of their own.
@@ -123,16 +125,24 @@ def read(requirement: str, max_needs: int = 12) -> Reading:
     pieces = _pieces(requirement)
     reading = Reading()
     groups: list[list[tuple[str, str]]] = []  # each need's pieces, with their separators
+    ahead: list[tuple[str, str]] = []  # pieces that belong to the next need
     for index, (separator, piece) in enumerate(pieces):
         after = pieces[index + 1][0] if index + 1 < len(pieces) else ""
         if _WHEN.match(piece) or (is_asking(piece) and content_words(piece)) or _framing(index, piece, after):
             reading.context.append(piece)
         elif dangling(piece) and groups:
             groups[-1].append((separator, piece))  # a detail of the need before it
+        elif not groups and len(piece.split()) == 1 and content_words(piece) and _COORDINATION.fullmatch(after):
+            # One word, no need before it, "and" after it: a verb sharing the next one's object ("reads and writes
+            # files"; not "Read notes.md and ...", whose object is its own).
+            ahead.append((separator, piece))
         elif not content_words(piece):
             reading.context.append(piece)
         else:
-            groups.append([(separator, piece)])
+            groups.append([*ahead, (separator, piece)])
+            ahead = []
+    if ahead:  # nothing followed after all: a need of its own
+        groups.append(ahead)
     for group in groups:
         text = group[0][1] + "".join(
             f"{sep.rstrip(',; ') or ','} {piece}" if sep.strip() in (",", ";") else f"{sep}{piece}"
