@@ -512,13 +512,27 @@ REMOTE = RemoteInstall(
 )
 
 
+def test_a_client_configuration_runs_the_current_release_where_the_install_pins_the_registry_s_version():
+    docker = PackageInstall(
+        registry="oci",
+        identifier="example/notes",
+        version="1.2.0",
+        command="docker",
+        args=["run", "-i", "example/notes:1.2.0"],
+    )
+    assert NPM.current().args == ["-y", "@example/notes"] and NPM.args == ["-y", "@example/notes@1.2.0"]
+    assert docker.current().args == ["run", "-i", "example/notes"]
+    unpinned = NPM.model_copy(update={"version": "", "args": ["-y", "@example/notes"]})
+    assert unpinned.current() == unpinned
+
+
 def test_a_plans_servers_become_client_configurations(tmp_path, embedder):
     expected = {
         "claude_desktop": {
             "mcpServers": {
                 "notes": {
                     "command": "npx",
-                    "args": ["-y", "@example/notes@1.2.0"],
+                    "args": ["-y", "@example/notes"],  # the current release; `install` keeps the pin
                     "env": {"NOTES_TOKEN": "<NOTES_TOKEN>", "NOTES_DIR": "<NOTES_DIR>"},
                 },
                 "weather": {
@@ -533,7 +547,7 @@ def test_a_plans_servers_become_client_configurations(tmp_path, embedder):
                 "notes": {
                     "type": "stdio",
                     "command": "npx",
-                    "args": ["-y", "@example/notes@1.2.0"],
+                    "args": ["-y", "@example/notes"],  # the current release; `install` keeps the pin
                     "env": {"NOTES_TOKEN": "<NOTES_TOKEN>", "NOTES_DIR": "<NOTES_DIR>"},
                 },
                 "weather": {

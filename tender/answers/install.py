@@ -71,8 +71,10 @@ def config_names(servers: Iterable[str]) -> dict[str, str]:
 
 
 def client_config(servers: Iterable[tuple[str, InstallInfo]]) -> dict:
-    """Claude Desktop's and VS Code's configuration of exactly these servers (registry name, install), in order."""
-    servers = list(servers)
+    """Claude Desktop's and VS Code's configuration of exactly these servers (registry name, install), in order.
+    A package runs its current release (PackageInstall.current): a version the registry listed may be gone from
+    the package registry by the time the plan is read; each server's `install` keeps the pin, to set once checked."""
+    servers = [(name, i.current() if isinstance(i, PackageInstall) else i) for name, i in servers]
     keys = config_names(name for name, _ in servers)
     return {
         "claude_desktop": {"mcpServers": {keys[name]: claude_entry(install) for name, install in servers}},

@@ -68,6 +68,13 @@ class PackageInstall(BaseModel):
     env: list[Variable] = []
     transport: str = "stdio"
 
+    def current(self) -> "PackageInstall":
+        """The same command running the package's current release: `args` without the registry's version pin
+        (name@version, image:version). A registry snapshot names versions that a package registry may no longer
+        serve (@openbnb/mcp-server-airbnb@0.1.1 of the 2025 snapshot: npm has only 0.3.0)."""
+        pins = {f"{self.identifier}@{self.version}", f"{self.identifier}:{self.version}"} if self.version else set()
+        return self.model_copy(update={"args": [self.identifier if a in pins else a for a in self.args]})
+
 
 class RemoteInstall(BaseModel):
     """A server hosted elsewhere, reached over streamable HTTP or SSE."""
