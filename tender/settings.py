@@ -46,7 +46,9 @@ class Settings:
     embedding_model: str | None = None
     embedding_runtime: str = "auto"  # "onnx", "torch" or "auto" (ONNX where installed)
     embedding_dimensions: int | None = None  # TENDER_EMBEDDING_DIMENSIONS: Matryoshka truncation of a folder model
-    reader_model: str | None = None  # TENDER_READER_MODEL: a strong encoder that reads each shortlist (ranking/reader.py)
+    reader_model: str | None = (
+        None  # TENDER_READER_MODEL: a strong encoder that reads each shortlist (ranking/reader.py)
+    )
     data_dir: Path = _CLONE_DATA
     data_from_env: bool = False  # TENDER_DATA named data_dir (else it is the clone's, which an install lacks)
     llm_base_url: str | None = None

@@ -1,7 +1,7 @@
 """How the plan's steps read the selection: which API serves each step, and why a step is left unserved."""
 
 from tender.agents.plan import PlanStep, StepStatus
-from tender.agents.protocols import Outcome, fill_steps
+from tender.agents.outcome import Outcome, fill_steps
 from tests.proposals import propose
 
 NAMES = {1: "Maps", 2: "Reviews"}

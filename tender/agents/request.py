@@ -8,9 +8,9 @@ from tender.errors import InputToFix
 from tender.safety import echo
 
 DEFAULT_PROTOCOL = "manager-led"
-# The registered protocols' names, in order, filled by protocols.register: the registry needs the manager, which
-# needs this module, so the names a request may give live here, below both.
-PROTOCOL_NAMES: list[str] = []
+# The protocol registry, by name, in order (protocols.PROTOCOLS is this dict, filled by protocols.register): the
+# protocols need the manager, which needs this module, so the names a request may give live here, below both.
+REGISTRY: dict[str, object] = {}
 Organisation = Literal["api", "category", "provider"]
 MAX_REQUIREMENT_CHARS = 20_000
 MAX_NEEDS = 12
@@ -76,8 +76,8 @@ class Request(BaseModel):
     @field_validator("protocol")
     @classmethod
     def _registered(cls, name: str) -> str:
-        if name not in PROTOCOL_NAMES:
-            raise ValueError(f"{echo(name)} is not a protocol; use one of {', '.join(PROTOCOL_NAMES)}")
+        if name not in REGISTRY:
+            raise ValueError(f"{echo(name)} is not a protocol; use one of {', '.join(REGISTRY)}")
         return name
 
     @field_validator("requirement")

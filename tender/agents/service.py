@@ -16,6 +16,7 @@ from .context import RunContext
 from .contractor import ContractorPool
 from .language import NAMES, language
 from .manager import Manager, Negotiation
+from .outcome import Outcome, best_proposals, bids_best_first, fill_steps
 from .plan import CATEGORY_IDS, Plan, RecommendedApi, Run, Stages
 from .reasoners.base import Reasoner
 from .request import InvalidRequest, Request
@@ -134,9 +135,8 @@ class Tender:
             self.contractor_reasoner if protocol.contract_net else self.manager_reasoner,
         )
         negotiation = Negotiation(request, context, excluded)
-        outcome = protocol.run(manager, negotiation)
-        protocols.enforce_constraints(manager, negotiation, outcome)
-        awards = protocols.award_of(outcome)
+        outcome = protocol.negotiate(manager, negotiation)
+        awards = outcome.awarded
         for api_id in outcome.final:
             api = self.catalog.get_api(api_id)
             if api.status == "deprecated":
@@ -144,12 +144,10 @@ class Tender:
                     f"{api.name} is deprecated ({api.status_source or 'by its source'}); it is in the plan because "
                     "the request included deprecated items: check that it still works."
                 )
-        if protocol.contract_net:
-            manager.award(negotiation, outcome.proposals, outcome.final, awards)
         context.report(1, 1, "plan ready")
         return Run(plan=self._plan(request, negotiation, outcome, awards), transcript=self._transcript(negotiation))
 
-    def _name_the_dead(self, negotiation: Negotiation, outcome: protocols.Outcome) -> None:
+    def _name_the_dead(self, negotiation: Negotiation, outcome: Outcome) -> None:
         """An unserved step whose credible bids all came from items no longer available says so, naming them: the
         catalogue knew something that once did the job."""
         cost = self.ranker.scorer.objective.cost_for(self.ranker.has_history)
@@ -158,7 +156,7 @@ class Tender:
                 continue
             live = max((p.score for p in outcome.proposals if p.function_id == step.id), default=0.0)
             credible = [p for p in negotiation.dead if p.function_id == step.id and p.score > max(live, cost)]
-            dead = sorted(protocols.best_proposals(credible).values(), key=lambda p: -p.score)
+            dead = sorted(best_proposals(credible).values(), key=lambda p: -p.score)
             if dead:
                 named = ", ".join(f"{p.api_name} ({p.score:.2f})" for p in dead[:3])
                 step.reason = (
@@ -171,10 +169,10 @@ class Tender:
         transcript.notes.extend(negotiation.context.notes)
         return transcript
 
-    def _plan(self, request: Request, negotiation: Negotiation, outcome: protocols.Outcome, awards: dict) -> Plan:
+    def _plan(self, request: Request, negotiation: Negotiation, outcome: Outcome, awards: dict) -> Plan:
         context = negotiation.context
         names = {p.api_id: p.api_name for p in outcome.proposals}
-        protocols.fill_steps(outcome, awards, names)
+        fill_steps(outcome, awards, names)
         self._name_the_dead(negotiation, outcome)
         for step in outcome.steps:
             for award in step.awarded:
@@ -232,7 +230,7 @@ class Tender:
             candidates=negotiation.candidates(),
             category=category,
             category_total=in_categories,
-            bidding=protocols.bids_best_first(outcome),
+            bidding=bids_best_first(outcome),
             final=list(outcome.final),
         )
         return Plan(

@@ -9,7 +9,7 @@ import re
 
 from tender.agents.messages import Propose, Transcript
 from tender.agents.plan import Award, Run
-from tender.agents.protocols import best_proposals
+from tender.agents.outcome import best_proposals
 from tender.catalog import ApiNotFound, Catalog
 from tender.ranking.evidence import Evidence
 
