@@ -260,9 +260,9 @@ def test_a_requirement_names_an_api_in_full_in_any_case_and_by_its_first_words_o
 def test_a_plan_lists_the_first_apis_of_its_mapped_categories_and_counts_them_all(tender, monkeypatch):
     """At a million items the mapped categories hold hundreds of thousands of APIs: a plan (and every stored run)
     listing them all cost more than the rest of the request."""
-    from tender.agents import service
+    from tender.agents import outcome
 
-    monkeypatch.setattr(service, "CATEGORY_IDS", 2)
+    monkeypatch.setattr(outcome, "CATEGORY_IDS", 2)
     plan = run(tender).plan
     assert len(plan.stages.category) == 2
     assert plan.stages.category_total is not None and plan.stages.category_total > 2

@@ -1,13 +1,18 @@
-"""What a finished negotiation says: each final item's award, each item's best bid, and the plan's steps filled
-with their awards or the reason they are unserved. Read after a protocol has negotiated (protocols.py); nothing
-here negotiates."""
+"""What a finished negotiation says: each final item's award, each item's best bid, and the Plan: its steps filled
+with their awards or the reason they are unserved, the items recommended, the stages and the notes. Read after a
+protocol has negotiated (protocols.py); nothing here negotiates."""
 
 import math
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from tender.catalog import Catalog
+
+from .language import NAMES, language
+from .manager import Negotiation
 from .messages import Propose
-from .plan import Award, PlanStep, StepStatus, confidence
+from .plan import CATEGORY_IDS, Award, Plan, PlanStep, RecommendedApi, Stages, StepStatus, confidence
 
 
 @dataclass
@@ -127,3 +132,110 @@ def fill_steps(outcome: Outcome, awards: dict[int, Propose], api_names: dict[int
         )
         if step.status != StepStatus.failed:  # failed: every round of announcements went unanswered
             step.status = StepStatus.unserved
+
+
+def plan_of(
+    catalog: Catalog,
+    negotiation: Negotiation,
+    outcome: Outcome,
+    *,
+    cost: float,
+    contract_net: bool,
+    backends: dict[str, str],
+) -> Plan:
+    """The plan a finished negotiation makes: its steps filled with their awards (or why they are unserved, naming
+    dead items that alone could have served), the final items as recommended, the stages and the notes. `cost`:
+    the objective's price of an item (what a dead item's bid must beat to be named)."""
+    request, context = negotiation.request, negotiation.context
+    awards = outcome.awarded
+    names = {p.api_id: p.api_name for p in outcome.proposals}
+    fill_steps(outcome, awards, names)
+    _name_the_dead(negotiation, outcome, cost)
+    for step in outcome.steps:
+        for award in step.awarded:
+            award.status = catalog.get_api(award.api_id).status
+    apis = []
+    for api_id in outcome.final:
+        api = catalog.get_api(api_id)
+        p = awards[api_id]
+        apis.append(
+            RecommendedApi(
+                api_id=api_id,
+                name=api.name,
+                score=p.score,
+                categories=api.categories,
+                url=api.url,
+                steps=[s.id for s in outcome.steps if any(a.api_id == api_id for a in s.awarded)],
+                rationale=p.rationale,
+                status=api.status,
+                status_source=api.status_source,
+                link=api.link,
+                provider=api.provider_name,
+                server=api.server,
+                tool=api.tool,
+            )
+        )
+    verdict = "plan"
+    written_in = language(request.requirement)
+    if written_in not in (None, "en"):
+        context.note(
+            f"The requirement looks {NAMES.get(written_in, written_in)}; the catalogue and the embedded "
+            "model are English, so matches are weak: write it in English for a reliable plan."
+        )
+    if not outcome.final:
+        verdict = "nothing fits"
+        top = max(outcome.proposals, key=lambda p: p.score, default=None)
+        context.note(
+            "Nothing in the catalogue fits this requirement"
+            + (
+                f": the best bid, {top.api_name} at {top.score:.2f}, is not credible."
+                if top
+                else ": no contractor proposed an API."
+            )
+            if not request.constraints.excluded_apis
+            else "Nothing is left to recommend: every API that bid is excluded by the request."
+        )
+    context.cost.messages = len(negotiation.transcript.messages)
+    context.cost.contractors_contacted = len(negotiation.contacted)
+    category, in_categories = (
+        catalog.first_apis_in_categories(negotiation.mapped_categories, CATEGORY_IDS) if contract_net else ([], 0)
+    )
+    stages = Stages(
+        candidates=negotiation.candidates(),
+        category=category,
+        category_total=in_categories,
+        bidding=bids_best_first(outcome),
+        final=list(outcome.final),
+    )
+    return Plan(
+        run_id=uuid.uuid4().hex,
+        requirement=request.requirement,
+        protocol=request.protocol,
+        organisation=request.organisation,
+        steps=outcome.steps,
+        apis=apis,
+        stages=stages,
+        cost=context.cost,
+        latency_ms=round(context.elapsed_ms(), 2),
+        constraints=request.constraints,
+        backends=backends,
+        notes=list(context.notes),
+        verdict=verdict,
+        context=list(negotiation.context_parts),
+    )
+
+
+def _name_the_dead(negotiation: Negotiation, outcome: Outcome, cost: float) -> None:
+    """An unserved step whose credible bids all came from items no longer available says so, naming them: the
+    catalogue knew something that once did the job."""
+    for step in outcome.steps:
+        if step.awarded:
+            continue
+        live = max((p.score for p in outcome.proposals if p.function_id == step.id), default=0.0)
+        credible = [p for p in negotiation.dead if p.function_id == step.id and p.score > max(live, cost)]
+        dead = sorted(best_proposals(credible).values(), key=lambda p: -p.score)
+        if dead:
+            named = ", ".join(f"{p.api_name} ({p.score:.2f})" for p in dead[:3])
+            step.reason = f"the catalogue's only candidates for '{step.function}' are no longer available: {named}" + (
+                f"; {step.reason}" if step.reason else ""
+            )

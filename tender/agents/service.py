@@ -1,7 +1,6 @@
 """Tender: the agency that takes a request, runs the chosen protocol and returns the plan and transcript."""
 
 import threading
-import uuid
 from pathlib import Path
 
 from tender.catalog import ApiNotFound, Catalog
@@ -14,10 +13,9 @@ from tender.ranking.vectors import QueryEncoder
 from . import protocols
 from .context import RunContext
 from .contractor import ContractorPool
-from .language import NAMES, language
 from .manager import Manager, Negotiation
-from .outcome import Outcome, best_proposals, bids_best_first, fill_steps
-from .plan import CATEGORY_IDS, Plan, RecommendedApi, Run, Stages
+from .outcome import plan_of
+from .plan import Run
 from .reasoners.base import Reasoner
 from .request import InvalidRequest, Request
 from .routing import Router
@@ -136,7 +134,6 @@ class Tender:
         )
         negotiation = Negotiation(request, context, excluded)
         outcome = protocol.negotiate(manager, negotiation)
-        awards = outcome.awarded
         for api_id in outcome.final:
             api = self.catalog.get_api(api_id)
             if api.status == "deprecated":
@@ -145,107 +142,17 @@ class Tender:
                     "the request included deprecated items: check that it still works."
                 )
         context.report(1, 1, "plan ready")
-        return Run(plan=self._plan(request, negotiation, outcome, awards), transcript=self._transcript(negotiation))
-
-    def _name_the_dead(self, negotiation: Negotiation, outcome: Outcome) -> None:
-        """An unserved step whose credible bids all came from items no longer available says so, naming them: the
-        catalogue knew something that once did the job."""
-        cost = self.ranker.scorer.objective.cost_for(self.ranker.has_history)
-        for step in outcome.steps:
-            if step.awarded:
-                continue
-            live = max((p.score for p in outcome.proposals if p.function_id == step.id), default=0.0)
-            credible = [p for p in negotiation.dead if p.function_id == step.id and p.score > max(live, cost)]
-            dead = sorted(best_proposals(credible).values(), key=lambda p: -p.score)
-            if dead:
-                named = ", ".join(f"{p.api_name} ({p.score:.2f})" for p in dead[:3])
-                step.reason = (
-                    f"the catalogue's only candidates for '{step.function}' are no longer available: {named}"
-                    + (f"; {step.reason}" if step.reason else "")
-                )
+        plan = plan_of(
+            self.catalog,
+            negotiation,
+            outcome,
+            cost=self.ranker.scorer.objective.cost_for(self.ranker.has_history),
+            contract_net=protocol.contract_net,
+            backends={"manager": self.manager_reasoner.name, "contractors": self.contractor_reasoner.name},
+        )
+        return Run(plan=plan, transcript=self._transcript(negotiation))
 
     def _transcript(self, negotiation: Negotiation):
         transcript = negotiation.transcript
         transcript.notes.extend(negotiation.context.notes)
         return transcript
-
-    def _plan(self, request: Request, negotiation: Negotiation, outcome: Outcome, awards: dict) -> Plan:
-        context = negotiation.context
-        names = {p.api_id: p.api_name for p in outcome.proposals}
-        fill_steps(outcome, awards, names)
-        self._name_the_dead(negotiation, outcome)
-        for step in outcome.steps:
-            for award in step.awarded:
-                award.status = self.catalog.get_api(award.api_id).status
-        apis = []
-        for api_id in outcome.final:
-            api = self.catalog.get_api(api_id)
-            p = awards[api_id]
-            apis.append(
-                RecommendedApi(
-                    api_id=api_id,
-                    name=api.name,
-                    score=p.score,
-                    categories=api.categories,
-                    url=api.url,
-                    steps=[s.id for s in outcome.steps if any(a.api_id == api_id for a in s.awarded)],
-                    rationale=p.rationale,
-                    status=api.status,
-                    status_source=api.status_source,
-                    link=api.link,
-                    provider=api.provider_name,
-                    server=api.server,
-                    tool=api.tool,
-                )
-            )
-        verdict = "plan"
-        written_in = language(request.requirement)
-        if written_in not in (None, "en"):
-            context.note(
-                f"The requirement looks {NAMES.get(written_in, written_in)}; the catalogue and the embedded "
-                "model are English, so matches are weak: write it in English for a reliable plan."
-            )
-        if not outcome.final:
-            verdict = "nothing fits"
-            top = max(outcome.proposals, key=lambda p: p.score, default=None)
-            context.note(
-                "Nothing in the catalogue fits this requirement"
-                + (
-                    f": the best bid, {top.api_name} at {top.score:.2f}, is not credible."
-                    if top
-                    else ": no contractor proposed an API."
-                )
-                if not request.constraints.excluded_apis
-                else "Nothing is left to recommend: every API that bid is excluded by the request."
-            )
-        context.cost.messages = len(negotiation.transcript.messages)
-        context.cost.contractors_contacted = len(negotiation.contacted)
-        contract_net = protocols.PROTOCOLS[request.protocol].contract_net
-        category, in_categories = (
-            self.catalog.first_apis_in_categories(negotiation.mapped_categories, CATEGORY_IDS)
-            if contract_net
-            else ([], 0)
-        )
-        stages = Stages(
-            candidates=negotiation.candidates(),
-            category=category,
-            category_total=in_categories,
-            bidding=bids_best_first(outcome),
-            final=list(outcome.final),
-        )
-        return Plan(
-            run_id=uuid.uuid4().hex,
-            requirement=request.requirement,
-            protocol=request.protocol,
-            organisation=request.organisation,
-            steps=outcome.steps,
-            apis=apis,
-            stages=stages,
-            cost=context.cost,
-            latency_ms=round(context.elapsed_ms(), 2),
-            constraints=request.constraints,
-            backends={"manager": self.manager_reasoner.name, "contractors": self.contractor_reasoner.name},
-            notes=list(context.notes),
-            verdict=verdict,
-            context=list(negotiation.context_parts),
-        )
