@@ -8,11 +8,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from tender.catalog import Catalog
+from tender.ranking.evidence import level
 
 from .language import NAMES, language
 from .manager import Negotiation
 from .messages import Propose
-from .plan import CATEGORY_IDS, Award, Plan, PlanStep, RecommendedApi, Stages, StepStatus, confidence
+from .plan import CATEGORY_IDS, Award, Plan, PlanStep, RecommendedApi, Stages, StepStatus
 
 
 @dataclass
@@ -93,7 +94,7 @@ def _covered(bids: list[Propose]) -> float:
 
 def _award(p: Propose, api_names: dict[int, str], rationale: str) -> Award:
     return Award(
-        api_id=p.api_id, api_name=api_names[p.api_id], score=p.score, rationale=rationale, level=confidence(p.score)
+        api_id=p.api_id, api_name=api_names[p.api_id], score=p.score, rationale=rationale, level=level(p.score)
     )
 
 

@@ -4,7 +4,6 @@ from enum import Enum
 
 from pydantic import BaseModel, Field
 
-from tender.ranking.evidence import level
 
 from .messages import Transcript
 from .request import Constraints
@@ -18,13 +17,6 @@ class StepStatus(str, Enum):
     failed = "failed"
     skipped = "skipped"
     unserved = "unserved"  # no bid was credible: `reason` says why, with the best bid that fell short
-
-
-def confidence(score: float) -> str:
-    """A word for a bid's probability (the ranking model is a logistic fit on labelled examples, calibrated per kind
-    of catalogue, so the score reads as the chance the API serves the function; docs/results.md measures how well
-    that holds): ranking.evidence.level, the one place the bands are set."""
-    return level(score)
 
 
 class Award(BaseModel):
