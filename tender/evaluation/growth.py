@@ -183,7 +183,8 @@ def bench(args) -> None:
     started = time.perf_counter()
     catalog = Catalog(args.db, embedder=Settings.from_env().embedder(catalog=args.db))
     opened = time.perf_counter() - started
-    tender = Tender(catalog)
+    reader = Settings.from_env().reader()  # TENDER_READER_MODEL: its item vectors made on first use (ranking/reader.py)
+    tender = Tender(catalog, reader=reader)
     tender.warm_up()
     one_thread_each()  # as the server runs: one core a request
     warm = time.perf_counter() - started
@@ -194,6 +195,8 @@ def bench(args) -> None:
     latencies = []
     for text in texts:
         tender.encoder._cache.clear()
+        if reader is not None:
+            reader.queries._cache.clear()
         t0 = time.perf_counter()
         tender.recommend(Request.create(text))
         latencies.append((time.perf_counter() - t0) * 1000)
@@ -207,6 +210,7 @@ def bench(args) -> None:
                 "requests": len(latencies),
                 "p50_ms": round(percentile(latencies, 50), 1),
                 "p95_ms": round(percentile(latencies, 95), 1),
+                "reader": reader.encoder.name if reader is not None else None,
                 "peak_rss_mib": round(peak_mib()),
             }
         )
