@@ -1012,6 +1012,14 @@ def explain_command(settings: Settings, run_id, function, full, diagram, as_json
     "query by query.",
 )
 @click.option(
+    "--encoder",
+    "encoder_runs",
+    multiple=True,
+    metavar="NAME=FOLDER",
+    help="With --all: another encoder's --all folder (run with TENDER_EMBEDDING_MODEL or TENDER_READER_MODEL set); "
+    "docs/results.md then sets the default protocol with it against this run's, query by query (repeatable).",
+)
+@click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     help="Folder for the records and the summary (default: out/eval/<dataset>-<part> or out/eval/all).",
@@ -1044,6 +1052,7 @@ def evaluate_command(
     compared,
     pair,
     against,
+    encoder_runs,
     out,
     docs,
     top_n,
@@ -1117,7 +1126,13 @@ def evaluate_command(
             earlier = (
                 [r for f in sorted((against / "records").glob("*.jsonl")) for r in read_records(f)] if against else []
             )
-            write_results(summary, docs, mine, earlier)
+            others = {}
+            for spec in encoder_runs:
+                name, _, folder = spec.partition("=")
+                if not name or not Path(folder).is_dir():
+                    raise click.BadParameter(f"{spec!r}: give NAME=FOLDER, an --all folder", param_hint="--encoder")
+                others[name] = [r for f in sorted((Path(folder) / "records").glob("*.jsonl")) for r in read_records(f)]
+            write_results(summary, docs, mine, earlier, others)
             click.echo(f"Rewrote {docs} from every record under {out}.", err=True)
         return
     data = ds.external(mashups_path) if mashups_path else ds.dataset(dataset_name or "programmableweb")

@@ -237,3 +237,19 @@ def test_the_evaluation_answers_on_one_core_a_query_as_the_server_does(tmp_path)
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[1]"
+
+
+def test_results_set_another_encoder_against_this_run_query_by_query_with_the_flat_searches_beside():
+    from tender.evaluation.report import _encoders
+
+    def run(f1: float, r5: float, flat: float) -> list[dict]:
+        rows = []
+        for i in range(4):
+            base = {"dataset": "mcp-suite", "part": "test", "variant": "decomposed", "id": f"q{i}"}
+            rows.append({**base, "method": "manager-led", "metrics": {"f1": f1, "r@5": r5}})
+            rows.append({**base, "method": "hybrid", "metrics": {"f1": 0.1, "r@5": flat}})
+        return rows
+
+    lines = _encoders(run(0.5, 0.6, 0.55), {"embeddinggemma-300m": run(0.7, 0.9, 0.8)}, "all-MiniLM-L6-v2")
+    row = next(line for line in lines if line.startswith("| embeddinggemma-300m | mcp-suite | test | decomposed"))
+    assert "| 4 | 0.500 → 0.700" in row and "0.600 → 0.900" in row and row.endswith("| 0.550, 0.800 |")

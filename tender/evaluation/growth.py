@@ -83,7 +83,7 @@ class DerivedEmbedder:
     def dimension(self) -> int:
         return len(next(iter(self._base["api"].values())))
 
-    def embed(self, texts: list[str], progress: bool = False) -> np.ndarray:
+    def embed(self, texts: list[str], progress: bool = False, role: str = "document") -> np.ndarray:
         out = np.empty((len(texts), self.dimension), np.float32)
         for row, text in enumerate(texts):
             kind, item, a, b, w = self._recipes[text_hash(text)]  # KeyError: a text the base catalogue lacks

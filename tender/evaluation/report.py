@@ -177,7 +177,53 @@ def _against(records: list[dict], before: list[dict], label: str) -> list[str]:
     return lines + [""]
 
 
-def write_results(summary: dict, path: Path, records: Sequence[dict] = (), before: Sequence[dict] = ()) -> None:
+def _encoders(records: list[dict], encoders: dict[str, list[dict]], stock: str) -> list[str]:
+    """Tender with each other encoder against this run's, on the test parts both measured: manager-led paired
+    with bootstrap 95% intervals, each encoder's best flat search (dense or hybrid, by R@5) beside it."""
+    from .compare import compare, groups
+
+    lines = [
+        "## Encoders",
+        "",
+        f"Manager-led with another encoder (B) against {stock} (A), the same test queries, paired bootstrap 95% "
+        "intervals of B - A; each encoder's best flat search (dense or hybrid) by R@5 beside. Made from another "
+        "`tender eval --all` run with the encoder set (`--encoder NAME=FOLDER`); docs/tuning.md says how each "
+        "encoder's ranking model was fitted.",
+        "",
+        "| encoder | dataset | part | variant | queries | F1 A → B (interval) | R@5 A → B (interval) | best flat R@5 A, B |",
+        "|---|---|---|---|---:|---|---|---|",
+    ]
+    mine = groups(records, "manager-led")
+
+    def best_flat(run: list[dict], key: tuple) -> float:
+        found = [
+            sum(r["metrics"].get("r@5", 0.0) for r in rows) / len(rows)
+            for k, rows in groups(run).items()
+            if k[:3] == key[:3] and k[3] in ("dense", "hybrid") and rows
+        ]
+        return max(found, default=float("nan"))
+
+    for name, theirs in encoders.items():
+        for key, rows in groups(theirs, "manager-led").items():
+            if key not in mine:
+                continue
+            f1, r5, _ = compare(mine[key], rows)
+            count = len({r["id"] for r in mine[key]} & {r["id"] for r in rows})
+            lines.append(
+                f"| {name} | {key[0]} | {key[1]} | {key[2]} | {count} | {f1.a:.3f} → {f1.b:.3f} "
+                f"[{f1.low:+.3f}, {f1.high:+.3f}] | {r5.a:.3f} → {r5.b:.3f} [{r5.low:+.3f}, {r5.high:+.3f}] | "
+                f"{best_flat(records, key):.3f}, {best_flat(theirs, key):.3f} |"
+            )
+    return lines + [""]
+
+
+def write_results(
+    summary: dict,
+    path: Path,
+    records: Sequence[dict] = (),
+    before: Sequence[dict] = (),
+    encoders: dict[str, list[dict]] | None = None,
+) -> None:
     stamp = summary["stamp"]
     runs = stamp.get("runs", [stamp])
     made = (
@@ -204,6 +250,8 @@ def write_results(summary: dict, path: Path, records: Sequence[dict] = (), befor
         elif any(g["dataset"] == name for g in summary["groups"]):
             lines += _dataset_section(summary, name)
     lines += _decomposition(summary)
+    if records and encoders:
+        lines += _encoders(list(records), encoders, stamp["encoder"])
     lines += _reliability(summary)
     if records and before:
         lines += _against(list(records), list(before), "the rule cascade (tag pre-ranking: 3fe9934's ranking)")
