@@ -245,7 +245,13 @@ def test_results_set_another_encoder_against_this_run_query_by_query_with_the_fl
     def run(f1: float, r5: float, flat: float) -> list[dict]:
         rows = []
         for i in range(4):
-            base = {"dataset": "mcp-suite", "part": "test", "variant": "decomposed", "id": f"q{i}"}
+            base = {
+                "dataset": "mcp-suite",
+                "part": "test",
+                "variant": "decomposed",
+                "id": f"q{i}",
+                "expect_nothing": False,
+            }
             rows.append({**base, "method": "manager-led", "metrics": {"f1": f1, "r@5": r5}})
             rows.append({**base, "method": "hybrid", "metrics": {"f1": 0.1, "r@5": flat}})
         return rows
