@@ -55,6 +55,7 @@ def onnx_available() -> bool:
 # 0.9998), 98.7% of each request's top 5 unchanged, peak memory 0.7 GB less. Only the table: 8-bit matrix
 # products moved vectors to cosine 0.97 and 15% of the top 5 (docs/tuning.md).
 TABLE_IN_8_BITS = 50_000_000
+BATCH_TOKENS = 8_192  # padded tokens a batch holds (see OnnxEmbedder.embed)
 
 
 def table_parameters(model_path: Path) -> int:
@@ -314,8 +315,13 @@ class OnnxEmbedder:
         # Batches of similar length, as sentence-transformers does: a batch is padded to its longest text.
         order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
         out: np.ndarray | None = None
-        for start in range(0, len(order), 64):
-            rows = order[start : start + 64]
+        start = 0
+        while start < len(order):
+            # At most 64 texts and BATCH_TOKENS padded tokens a batch: 64 texts of 512 tokens made EmbeddingGemma's
+            # attention buffers alone 1 GB.
+            longest = max(1, len(encodings[order[start]].ids))
+            rows = order[start : start + max(1, min(64, BATCH_TOKENS // longest))]
+            start += len(rows)
             vectors = finish(self.folder, mean_pool(*self._run([encodings[i] for i in rows])), self.dimensions)
             if out is None:
                 out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
