@@ -137,3 +137,14 @@ def test_doctor_says_a_runs_path_under_a_file_cannot_be_made(tmp_path):
     blocker.write_text("not a folder")
     check = _runs(blocker / "runs.db")
     assert not check.ok and "is a file, not a folder" in check.fix
+
+
+def test_doctor_checks_the_reader_and_says_how_to_fix_a_folder_without_a_ranking_model(tmp_path, monkeypatch):
+    from tender.server.doctor import _reader
+    from tender.settings import Settings
+
+    settings = Settings.from_env({"TENDER_HOME": str(tmp_path), "TENDER_READER_MODEL": str(tmp_path / "nowhere")})
+    check = _reader(settings)
+    assert not check.ok and check.name == "reader" and check.fix
+    fine = _reader(Settings.from_env({"TENDER_HOME": str(tmp_path), "TENDER_READER_MODEL": "hashing"}))
+    assert fine.ok and "shortlist" in fine.found

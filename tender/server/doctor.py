@@ -54,6 +54,7 @@ def diagnose(settings: Settings, *, tender_command: str | None = None) -> Diagno
         checks=[
             _catalogue(settings),
             _encoder(settings),
+            *([_reader(settings)] if settings.reader_model else []),
             _runs(settings.runs_url) if settings.runs_url else _runs(settings.runs_path),
             _ranking_model(settings),
             _llm(settings),
@@ -92,6 +93,9 @@ def server_env(settings: Settings) -> dict[str, str]:
     if settings.embedding_model:
         spec = settings.embedding_model
         env["TENDER_EMBEDDING_MODEL"] = str(Path(spec).resolve()) if Path(spec).exists() else spec
+    if settings.reader_model:
+        spec = settings.reader_model
+        env["TENDER_READER_MODEL"] = str(Path(spec).resolve()) if Path(spec).exists() else spec
     if settings.embedding_runtime != "auto":
         env["TENDER_EMBEDDING_RUNTIME"] = settings.embedding_runtime
     if settings.ranking_model_path:
@@ -153,6 +157,22 @@ def _encoder(settings: Settings) -> Check:
     except TenderError as error:
         return Check(name="encoder", ok=False, found=settings.embedding_model or "all-MiniLM-L6-v2", fix=str(error))
     return Check(name="encoder", ok=True, found=found)
+
+
+def _reader(settings: Settings) -> Check:
+    """The reader (TENDER_READER_MODEL), loaded and run once, with the ranking model fitted on its vectors."""
+    from tender.agents.service import ranking_model
+
+    try:
+        reader = settings.reader()
+        assert reader is not None
+        reader.embedder.embed(["a site that shows nearby restaurants on a map"])
+        ranking_model(settings.ranking_model_path, reader.embedder)
+    except TenderError as error:
+        return Check(name="reader", ok=False, found=str(settings.reader_model), fix=str(error))
+    return Check(
+        name="reader", ok=True, found=f"{reader.encoder.name}: reads each need's shortlist, its ranking model found"
+    )
 
 
 def _runs(path: Path | str) -> Check:
