@@ -18,6 +18,12 @@ from .safety import echo, redact
 _CLONE_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "programmableweb"
 
 
+# The LLM backend's defaults, written once (agents/reasoners take them from here).
+LLM_TIMEOUT_DEFAULT_S = 60.0  # one attempt, from connecting to the last byte
+LLM_IN_FLIGHT_DEFAULT = 4  # LLM calls at once
+LLM_RETRIES_DEFAULT = 3
+
+
 def default_home(env=None) -> Path:
     """TENDER_HOME, else the platform's per-user data folder."""
     env = os.environ if env is None else env
@@ -54,8 +60,8 @@ class Settings:
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: str | None = field(default=None, repr=False)  # secrets stay out of a printed Settings
-    llm_timeout_s: float = 60  # TENDER_LLM_TIMEOUT: one attempt, from connecting to the last byte
-    llm_in_flight: int = 4  # TENDER_LLM_IN_FLIGHT: LLM calls at once
+    llm_timeout_s: float = LLM_TIMEOUT_DEFAULT_S  # TENDER_LLM_TIMEOUT: one attempt, from connecting to the last byte
+    llm_in_flight: int = LLM_IN_FLIGHT_DEFAULT  # TENDER_LLM_IN_FLIGHT: LLM calls at once
     llm_cache: bool = True  # TENDER_LLM_CACHE=off: ask the endpoint every time
     deadline_s: float | None = None  # TENDER_DEADLINE: seconds a request's LLM steps may take; None: no deadline
     http_token: str | None = field(default=None, repr=False)
@@ -133,8 +139,8 @@ class Settings:
             llm_base_url=_llm_url(env),
             llm_model=env.get("TENDER_LLM_MODEL") or env.get("OPENAI_MODEL") or None,
             llm_api_key=env.get("TENDER_LLM_API_KEY") or env.get("OPENAI_API_KEY") or None,
-            llm_timeout_s=_number(env, "TENDER_LLM_TIMEOUT", float, 60, *LLM_TIMEOUT_S),
-            llm_in_flight=_number(env, "TENDER_LLM_IN_FLIGHT", int, 4, *LLM_IN_FLIGHT),
+            llm_timeout_s=_number(env, "TENDER_LLM_TIMEOUT", float, LLM_TIMEOUT_DEFAULT_S, *LLM_TIMEOUT_S),
+            llm_in_flight=_number(env, "TENDER_LLM_IN_FLIGHT", int, LLM_IN_FLIGHT_DEFAULT, *LLM_IN_FLIGHT),
             llm_cache=_switch(env, "TENDER_LLM_CACHE", True),
             deadline_s=_number(env, "TENDER_DEADLINE", float, None, *DEADLINE_S),
             http_token=env.get("TENDER_HTTP_TOKEN") or None,

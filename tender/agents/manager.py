@@ -6,6 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from tender.catalog import Catalog
 from tender.ranking.retrieval import Ranker, Shortlist
+from tender.settings import LLM_IN_FLIGHT_DEFAULT
 
 from .context import RunContext
 from .contractor import ContractorPool
@@ -213,7 +214,7 @@ class Manager:
         objective = self.ranker.scorer.objective
         if llm and len(contractors) > 1:
             # LLM contractors bid in parallel, within the reasoner's limit of calls in flight.
-            workers = max(1, int(getattr(self.contractor_reasoner, "max_in_flight", 4)))
+            workers = max(1, int(getattr(self.contractor_reasoner, "max_in_flight", LLM_IN_FLIGHT_DEFAULT)))
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 answers = list(pool.map(lambda c: c.handle(cfp, context, shortlists, objective), contractors))
         else:

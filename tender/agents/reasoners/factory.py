@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tender.catalog import TenderError
+from tender.settings import LLM_IN_FLIGHT_DEFAULT, LLM_RETRIES_DEFAULT, LLM_TIMEOUT_DEFAULT_S
 
 from .base import Reasoner
 
@@ -24,9 +25,9 @@ class LLMSettings:
     base_url: str | None = None  # TENDER_LLM_BASE_URL / --llm-base-url, e.g. http://localhost:8000/v1
     model: str | None = None  # TENDER_LLM_MODEL / --llm-model
     api_key: str | None = None  # TENDER_LLM_API_KEY (else OPENAI_API_KEY) / --llm-api-key
-    timeout_s: float = 60
-    max_retries: int = 3
-    max_in_flight: int = 4
+    timeout_s: float = LLM_TIMEOUT_DEFAULT_S
+    max_retries: int = LLM_RETRIES_DEFAULT
+    max_in_flight: int = LLM_IN_FLIGHT_DEFAULT
     cache_path: Path | None = None  # where replies are kept; None: nowhere
     use_cache: bool = True  # --no-cache: False
     max_tokens_per_request: int | None = None  # --max-tokens-per-request; a RunContext's max_tokens wins

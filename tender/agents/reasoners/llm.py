@@ -40,6 +40,7 @@ from ..tasks import (
 )
 from .base import Out, Reasoner
 from ...safety import redact
+from ...settings import LLM_IN_FLIGHT_DEFAULT, LLM_RETRIES_DEFAULT, LLM_TIMEOUT_DEFAULT_S
 from .cache import Completion, ResponseCache
 from .prompts import answer_schema, render_messages, repair_message
 
@@ -74,7 +75,7 @@ class _AttemptLimits(threading.local):
     """The current call's limits, for the transport: set on the thread that makes the call."""
 
     until: float | None = None  # time.monotonic() past which no attempt may go on
-    timeout_s: float = 60
+    timeout_s: float = LLM_TIMEOUT_DEFAULT_S
 
 
 _limits = _AttemptLimits()
@@ -144,9 +145,9 @@ class LLMReasoner(Reasoner):
         model: str,
         fallback: Reasoner,
         api_key: str | None = None,
-        timeout_s: float = 60,
-        max_retries: int = 3,
-        max_in_flight: int = 4,
+        timeout_s: float = LLM_TIMEOUT_DEFAULT_S,
+        max_retries: int = LLM_RETRIES_DEFAULT,
+        max_in_flight: int = LLM_IN_FLIGHT_DEFAULT,
         cache: ResponseCache | None = None,
         temperature: float | None = 0.0,
         max_output_tokens: int | None = 2048,
