@@ -55,9 +55,9 @@ def wheel(tmp_path_factory) -> Path:
     return built
 
 
-@pytest.fixture(scope="module")
-def venv(wheel, tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("venv") / "fresh"
+def fresh_venv(folder: Path, wheel: Path, dependencies: Path) -> Path:
+    """A new virtual environment with the wheel installed alone, seeing its dependencies in `dependencies` through
+    a .pth file."""
     subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, timeout=120)
     python = folder / "bin" / "python"
     subprocess.run(
@@ -72,8 +72,13 @@ def venv(wheel, tmp_path_factory) -> Path:
         capture_output=True,
         text=True,
     ).stdout.strip()
-    Path(site, "dev-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    Path(site, "dependencies.pth").write_text(f"{dependencies}\n")
     return folder
+
+
+@pytest.fixture(scope="module")
+def venv(wheel, tmp_path_factory) -> Path:
+    return fresh_venv(tmp_path_factory.mktemp("venv") / "fresh", wheel, Path(sysconfig.get_paths()["purelib"]))
 
 
 @pytest.fixture

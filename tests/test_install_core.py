@@ -7,7 +7,6 @@ dev tools' — an undeclared import fails here as it would on a user's machine."
 
 import os
 import subprocess
-import sys
 import sysconfig
 import tomllib
 from importlib.metadata import PackageNotFoundError, distribution
@@ -18,7 +17,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from tests.conftest import ROOT
-from tests.test_install import wheel  # noqa: F401 (a fixture)
+from tests.test_install import fresh_venv, wheel  # noqa: F401 (wheel: a fixture)
 
 pytestmark = pytest.mark.install
 # Left out: what needs the `train` extra (fine-tuning: torch, sentence-transformers, scikit-learn).
@@ -67,23 +66,8 @@ def core_site(folder: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def core_venv(wheel, tmp_path_factory) -> Path:  # noqa: F811
-    folder = tmp_path_factory.mktemp("core") / "fresh"
-    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, timeout=120)
-    python = folder / "bin" / "python"
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    Path(purelib, "core-dependencies.pth").write_text(str(core_site(folder.parent / "site")) + "\n")
-    return folder
+    folder = tmp_path_factory.mktemp("core")
+    return fresh_venv(folder / "fresh", wheel, core_site(folder / "site"))
 
 
 def test_the_core_closure_leaves_the_extras_out():
