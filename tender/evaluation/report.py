@@ -180,7 +180,7 @@ def _against(records: list[dict], before: list[dict], label: str) -> list[str]:
 def _encoders(records: list[dict], encoders: dict[str, list[dict]], stock: str) -> list[str]:
     """Tender with each other encoder against this run's, on the test parts both measured: manager-led paired
     with bootstrap 95% intervals, each encoder's best flat search (dense or hybrid, by R@5) beside it."""
-    from .compare import compare, groups
+    from .compare import compare, groups, paired
 
     lines = [
         "## Encoders",
@@ -208,7 +208,7 @@ def _encoders(records: list[dict], encoders: dict[str, list[dict]], stock: str) 
             if key not in mine:
                 continue
             f1, r5, _ = compare(mine[key], rows)
-            count = len({r["id"] for r in mine[key]} & {r["id"] for r in rows})
+            count = len(paired(mine[key], rows))
             lines.append(
                 f"| {name} | {key[0]} | {key[1]} | {key[2]} | {count} | {f1.a:.3f} → {f1.b:.3f} "
                 f"[{f1.low:+.3f}, {f1.high:+.3f}] | {r5.a:.3f} → {r5.b:.3f} [{r5.low:+.3f}, {r5.high:+.3f}] | "
