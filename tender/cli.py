@@ -387,6 +387,43 @@ def catalog_info(settings: Settings, db_path, as_json):
             click.echo(f"{'':<22}{path} sha256 {digest}")
 
 
+@catalog.command("read-ahead")
+@click.option("--db", "db_path", type=click.Path(path_type=Path), help="Catalogue to read (default: catalog.db).")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.pass_obj
+def catalog_read_ahead(settings: Settings, db_path, quiet):
+    """Make the reader's vectors of every item now (TENDER_READER_MODEL), so that no plan waits for its
+    candidates to be read: on every core, kept under TENDER_HOME/cache/reader, where a server finds them. Items
+    already read are skipped; stop it at any time and run it again to go on.
+
+    \b
+    Example:
+        TENDER_READER_MODEL=~/.local/share/tender/models/encoders/embeddinggemma-300m tender catalog read-ahead
+    """
+    from tqdm import tqdm
+
+    from tender.catalog import Catalog, get_embedder
+    from tender.ranking.reader import Reader
+
+    if not settings.reader_model:
+        raise click.UsageError(
+            "Set TENDER_READER_MODEL to the encoder that reads the shortlists (see `tender models`)."
+        )
+    path = db_path or settings.catalog_path
+    catalog = Catalog(path)
+    embedder = get_embedder(
+        settings.reader_model, threads=None, runtime=settings.embedding_runtime, cache_dir=settings.cache_dir
+    )
+    reader = Reader(embedder, settings.cache_dir)
+    ids = [api.id for api in catalog.apis()]
+    with tqdm(total=len(ids), desc="reading items", unit="item", disable=quiet) as bar:
+        reader.read_ahead(catalog, ids, progress=bar.update)
+    reader.close()
+    click.echo(
+        f"Read {len(ids):,} items of {path} with {embedder.encoder.name}; kept in {settings.cache_dir / 'reader'}."
+    )
+
+
 @catalog.command("search")
 @click.argument("query")
 @click.option("--category", "categories", multiple=True, help="Only APIs in this category (repeatable).")

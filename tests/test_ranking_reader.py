@@ -67,3 +67,23 @@ def test_a_plan_with_a_reader_serves_the_request(catalog, tmp_path):
     tender = Tender(catalog, reader=Reader(Counting(), tmp_path / "cache"))
     plan = tender.recommend(Request.create("weather forecast on a map")).plan
     assert any("Weather" in a.name for a in plan.apis)
+
+
+def test_read_ahead_makes_every_item_s_vectors_so_that_no_plan_waits_for_them(catalog_path, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from tender.catalog import Catalog
+    from tender.cli import main
+
+    monkeypatch.setenv("TENDER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TENDER_CATALOG", str(catalog_path))
+    monkeypatch.setenv("TENDER_EMBEDDING_MODEL", "hashing")
+    refused = CliRunner().invoke(main, ["catalog", "read-ahead", "--quiet"])
+    assert refused.exit_code == 2 and "TENDER_READER_MODEL" in refused.output
+    monkeypatch.setenv("TENDER_READER_MODEL", "hashing-64")
+    done = CliRunner().invoke(main, ["catalog", "read-ahead", "--quiet"])
+    assert done.exit_code == 0, done.output
+    catalog = Catalog(catalog_path, embedder=HashingEmbedder(256))
+    later = Reader(Counting(), tmp_path / "home" / "cache")  # what a server opens afterwards
+    Ranker(catalog, QueryEncoder(catalog.embedder), Scorer.load(MODEL_FILE), later).shortlist("maps", "maps")
+    assert later.embedder.documents == 0
