@@ -20,6 +20,7 @@ INPUT_TO_FIX = {
     ],
     "catalog list-tools": [[], ["--mcp", "ghost=/no/such/server"]],
     "catalog info": [["--db", "MISSING"], ["--db", "JUNK"]],
+    "catalog read-ahead": [[]],  # no TENDER_READER_MODEL set
     "catalog search": [["maps", "--db", "MISSING"], ["maps", "--db", "JUNK"], ["maps", "--category", "Mapin"]],
     "catalog categories": [["--db", "MISSING"], ["--db", "JUNK"]],
     "recommend": [
