@@ -87,3 +87,25 @@ def test_read_ahead_makes_every_item_s_vectors_so_that_no_plan_waits_for_them(ca
     later = Reader(Counting(), tmp_path / "home" / "cache")  # what a server opens afterwards
     Ranker(catalog, QueryEncoder(catalog.embedder), Scorer.load(MODEL_FILE), later).shortlist("maps", "maps")
     assert later.embedder.documents == 0
+
+
+def test_a_small_catalogue_built_with_a_reader_set_is_read_at_build(sources, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from tender.catalog import Catalog
+    from tender.cli import main
+
+    monkeypatch.setenv("TENDER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TENDER_EMBEDDING_MODEL", "hashing")
+    monkeypatch.setenv("TENDER_READER_MODEL", "hashing-64")
+    apis, mashups = map(str, sources)
+    db = tmp_path / "built.db"
+    built = CliRunner().invoke(
+        main, ["catalog", "build", "--apis", apis, "--mashups", mashups, "--db", str(db), "--quiet"]
+    )
+    assert built.exit_code == 0, built.output
+    assert "Read " in built.output
+    catalog = Catalog(db, embedder=HashingEmbedder(256))
+    later = Reader(Counting(), tmp_path / "home" / "cache")
+    Ranker(catalog, QueryEncoder(catalog.embedder), Scorer.load(MODEL_FILE), later).shortlist("maps", "maps")
+    assert later.embedder.documents == 0
