@@ -110,7 +110,6 @@ class Ranker:
         excluded = set(exclude)
         # Exact below 50,000 items; above, an approximate index and exact scores for what it finds (catalog/ann.py).
         dense = self._dense.similarities(f_vector)
-        names = self._name_dense.similarities(f_vector) if len(self._names.ids) == len(self._ids) else dense
         allowed = ~np.isin(self._ids, list(excluded)) if excluded else np.ones(len(self._ids), dtype=bool)
         dense_order = self._dense.nearest(dense, allowed, depth)
         lexical = [
@@ -147,19 +146,7 @@ class Ranker:
         if self.reader is not None:
             read = self._read(function, requirement, pool)
         else:
-            rows = [row[item] for item in pool]
-            c_vector = self.encoder.in_context(function, requirement)
-            in_context = self._dense.similarities(c_vector) if c_vector is not None else None
-            # Row by row: above 50,000 items the similarities are an index's answer (ann.Similarities), exact per row.
-            read = Read(
-                dense=np.array([float(dense[r]) for r in rows]),
-                names=np.array([float(names[r]) for r in rows]),
-                requirement=self._items.matrix[rows] @ r_vector,
-                context=np.array([float(in_context[r]) for r in rows]) if in_context is not None else None,
-                among=np.asarray(dense[allowed] if allowed.any() else dense),
-                best_name=float(names[allowed].max()) if allowed.any() else 0.0,
-                best_context=float(in_context[allowed].max()) if in_context is not None and allowed.any() else 0.0,
-            )
+            read = self._read_catalogue(function, requirement, f_vector, r_vector, dense, allowed, pool)
         best_dense = float(read.among.max()) if len(read.among) else 0.0
         candidates = []
         for i, item in enumerate(pool):
@@ -191,6 +178,32 @@ class Ranker:
         return Shortlist(
             function=function,
             candidates=tuple(Candidate(item=item, score=p, evidence=e) for (item, e), p in ranked),
+        )
+
+    def _read_catalogue(
+        self,
+        function: str,
+        requirement: str,
+        f_vector: np.ndarray,
+        r_vector: np.ndarray,
+        dense,
+        allowed: np.ndarray,
+        pool: list[int],
+    ) -> "Read":
+        """The pool's similarities by the catalogue's own vectors, compared with the whole catalogue's best."""
+        rows = [self._items.row[item] for item in pool]
+        names = self._name_dense.similarities(f_vector) if len(self._names.ids) == len(self._ids) else dense
+        c_vector = self.encoder.in_context(function, requirement)
+        in_context = self._dense.similarities(c_vector) if c_vector is not None else None
+        # Row by row: above 50,000 items the similarities are an index's answer (ann.Similarities), exact per row.
+        return Read(
+            dense=np.array([float(dense[r]) for r in rows]),
+            names=np.array([float(names[r]) for r in rows]),
+            requirement=self._items.matrix[rows] @ r_vector,
+            context=np.array([float(in_context[r]) for r in rows]) if in_context is not None else None,
+            among=np.asarray(dense[allowed] if allowed.any() else dense),
+            best_name=float(names[allowed].max()) if allowed.any() else 0.0,
+            best_context=float(in_context[allowed].max()) if in_context is not None and allowed.any() else 0.0,
         )
 
     def _read(self, function: str, requirement: str, pool: list[int]) -> "Read":
