@@ -195,15 +195,18 @@ def _encoders(records: list[dict], encoders: dict[str, list[dict]], stock: str) 
     ]
     mine = groups(records, "manager-led")
 
-    def best_flat(run: list[dict], key: tuple) -> float:
-        found = [
-            sum(r["metrics"].get("r@5", 0.0) for r in rows) / len(rows)
-            for k, rows in groups(run).items()
-            if k[:3] == key[:3] and k[3] in ("dense", "hybrid") and rows
-        ]
-        return max(found, default=float("nan"))
+    def best_flat(run: list[dict]) -> dict[tuple, float]:
+        """Each (dataset, part, variant)'s best flat R@5 in the run."""
+        best: dict[tuple, float] = {}
+        for key, rows in groups(run).items():
+            if key[3] in ("dense", "hybrid") and rows:
+                r5 = sum(r["metrics"].get("r@5", 0.0) for r in rows) / len(rows)
+                best[key[:3]] = max(r5, best.get(key[:3], r5))
+        return best
 
+    flat_mine = best_flat(records)
     for name, theirs in encoders.items():
+        flat_theirs = best_flat(theirs)
         for key, rows in groups(theirs, "manager-led").items():
             if key not in mine:
                 continue
@@ -212,7 +215,7 @@ def _encoders(records: list[dict], encoders: dict[str, list[dict]], stock: str) 
             lines.append(
                 f"| {name} | {key[0]} | {key[1]} | {key[2]} | {count} | {f1.a:.3f} → {f1.b:.3f} "
                 f"[{f1.low:+.3f}, {f1.high:+.3f}] | {r5.a:.3f} → {r5.b:.3f} [{r5.low:+.3f}, {r5.high:+.3f}] | "
-                f"{best_flat(records, key):.3f}, {best_flat(theirs, key):.3f} |"
+                f"{flat_mine.get(key[:3], float('nan')):.3f}, {flat_theirs.get(key[:3], float('nan')):.3f} |"
             )
     return lines + [""]
 
