@@ -416,7 +416,8 @@ def catalog_read_ahead(settings: Settings, db_path, quiet):
 
 
 # A catalogue this small is read by the reader at build time (today's 2,158 items: 70 s on 2 cores); a larger one
-# item by item, on each item's first plan, or all at once by `tender catalog read-ahead`.
+# item by item, on each item's first plan, or all at once by `tender catalog read-ahead`. Chosen (a few minutes of
+# reading at that rate), not fitted.
 READ_AT_BUILD = 5_000
 
 

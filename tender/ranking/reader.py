@@ -23,7 +23,7 @@ from tender.catalog.embeddings import text_hash
 from .vectors import QueryEncoder
 
 KINDS = ("api", "name")  # an item's text and its name's words, as the catalogue embeds them
-IN_MEMORY = 200_000  # vectors kept in memory (about 0.6 GB at 768 dimensions); the file keeps every one
+IN_MEMORY = 200_000  # vectors kept in memory (chosen: about 0.6 GB at 768 dimensions); the file keeps every one
 
 
 class ItemVectors:
