@@ -1,15 +1,22 @@
 """Settings read once from the environment, by the CLI, and passed down; nothing deeper reads os.environ.
 
-Everything Tender writes (the catalogue, the runs database, caches, trained models) lives under one home,
-`TENDER_HOME`, by default a per-user data folder, never beside the code."""
+`Environment` is the one typed reading of the variables (pydantic-settings: names, types, ranges and the
+one-line errors the CLI exits 2 on); `Settings` is what the code is given, with the paths that follow from them
+(the catalogue under the home, the runs beside the catalogue). Everything Tender writes (the catalogue, the runs
+database, caches, trained models) lives under one home, `TENDER_HOME`, by default the platform's per-user data
+folder (platformdirs), never beside the code."""
 
-import math
 import functools
-import os
+import math
 import re
-import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import platformdirs
+from pydantic import AliasChoices, Field, ValidationInfo, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .errors import DataMissing, InputToFix
 from .safety import echo, redact
@@ -24,22 +31,20 @@ LLM_IN_FLIGHT_DEFAULT = 4  # LLM calls at once
 LLM_RETRIES_DEFAULT = 3
 
 
-def default_home(env=None) -> Path:
+def platform_home() -> Path:
+    """The platform's per-user data folder for Tender: ~/.local/share/tender (or $XDG_DATA_HOME/tender),
+    ~/Library/Application Support/tender, %LOCALAPPDATA%\\tender."""
+    return Path(platformdirs.user_data_dir("tender", appauthor=False))
+
+
+def default_home() -> Path:
     """TENDER_HOME, else the platform's per-user data folder."""
-    env = os.environ if env is None else env
-    if env.get("TENDER_HOME"):
-        return Path(env["TENDER_HOME"]).expanduser()
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Application Support" / "tender"
-    if sys.platform == "win32":
-        return Path(env.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "tender"
-    return Path(env.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "tender"
+    return Environment().home or platform_home()
 
 
-def default_data_dir(env=None) -> Path:
+def default_data_dir() -> Path:
     """TENDER_DATA, else the ProgrammableWeb data beside a clone (see the README, "Data")."""
-    env = os.environ if env is None else env
-    return Path(env["TENDER_DATA"]).expanduser() if env.get("TENDER_DATA") else _CLONE_DATA
+    return Environment().data or _CLONE_DATA
 
 
 @dataclass(frozen=True)
@@ -120,35 +125,13 @@ class Settings:
         return _reader(self.reader_model, self.embedding_runtime, self.cache_dir)
 
     @classmethod
-    def from_env(cls, env=None) -> "Settings":
-        env = os.environ if env is None else env
-        home = default_home(env)
-        catalog = Path(env["TENDER_CATALOG"]).expanduser() if env.get("TENDER_CATALOG") else home / "catalog.db"
-        runs, runs_url = _runs(env.get("TENDER_RUNS") or "")
-        return cls(
-            home=home,
-            catalog_path=catalog,
-            runs_path=runs or catalog.with_name("runs.db"),
-            runs_url=runs_url,
-            embedding_model=env.get("TENDER_EMBEDDING_MODEL") or None,
-            reader_model=env.get("TENDER_READER_MODEL") or None,
-            embedding_runtime=env.get("TENDER_EMBEDDING_RUNTIME") or "auto",
-            embedding_dimensions=_number(env, "TENDER_EMBEDDING_DIMENSIONS", int, None, *EMBEDDING_DIMENSIONS),
-            data_dir=default_data_dir(env),
-            data_from_env=bool(env.get("TENDER_DATA")),
-            llm_base_url=_llm_url(env),
-            llm_model=env.get("TENDER_LLM_MODEL") or env.get("OPENAI_MODEL") or None,
-            llm_api_key=env.get("TENDER_LLM_API_KEY") or env.get("OPENAI_API_KEY") or None,
-            llm_timeout_s=_number(env, "TENDER_LLM_TIMEOUT", float, LLM_TIMEOUT_DEFAULT_S, *LLM_TIMEOUT_S),
-            llm_in_flight=_number(env, "TENDER_LLM_IN_FLIGHT", int, LLM_IN_FLIGHT_DEFAULT, *LLM_IN_FLIGHT),
-            llm_cache=_switch(env, "TENDER_LLM_CACHE", True),
-            deadline_s=_number(env, "TENDER_DEADLINE", float, None, *DEADLINE_S),
-            http_token=env.get("TENDER_HTTP_TOKEN") or None,
-            ranking_model_path=Path(env["TENDER_RANKING_MODEL"]).expanduser()
-            if env.get("TENDER_RANKING_MODEL")
-            else None,
-            sampling=_switch(env, "TENDER_SAMPLING", True),
-        )
+    def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
+        """The settings the process's environment gives, or those of `env` alone (a test, a program embedding
+        Tender); BadSetting, naming the variable, for a value that cannot be used."""
+        if env is None:
+            return Environment().settings()
+        given: dict[str, Any] = {name: value for name, value in env.items() if value}
+        return _Given(**given).settings()
 
 
 class BadSetting(InputToFix):
@@ -161,22 +144,6 @@ LLM_TIMEOUT_S = (1.0, 3600.0)
 DEADLINE_S = (0.1, 3600.0)
 LLM_IN_FLIGHT = (1, 256)
 EMBEDDING_DIMENSIONS = (32, 8192)
-
-
-def _number(env, name: str, kind: type, default, minimum: float, maximum: float):
-    text = (env.get(name) or "").strip()
-    if not text:
-        return default
-    try:
-        value = kind(text)
-    except ValueError:
-        value = None
-    if value is None or not math.isfinite(value) or not minimum <= value <= maximum:
-        unit = "a whole number" if kind is int else "a number of seconds"
-        raise BadSetting(
-            f"{name}={echo(text)} is not valid; set it to {unit} from {minimum:g} to {maximum:g}, or unset it."
-        )
-    return value
 
 
 RUNS_URL_SCHEMES = ("postgresql://", "postgres://")
@@ -241,27 +208,154 @@ def _reader(spec: str, runtime: str, cache_dir: Path):
     return Reader(get_embedder(spec, threads=1, runtime=runtime, cache_dir=cache_dir), cache_dir)
 
 
-def _llm_url(env) -> str | None:
-    """TENDER_LLM_BASE_URL (or OPENAI_BASE_URL), refused without being echoed when it cannot be read as written."""
-    name = "TENDER_LLM_BASE_URL" if env.get("TENDER_LLM_BASE_URL") else "OPENAI_BASE_URL"
-    text = env.get(name) or None
-    if text is None:
-        return None
-    import httpx
-
-    try:
-        httpx.URL(text)
-    except (httpx.InvalidURL, ValueError, TypeError):  # httpx's own message quotes the pieces ("Invalid port: ...")
-        raise BadSetting(f"{name} cannot be read as a URL as written: {ENCODE}") from None
-    return text
+def _variable(name: str, *more: str) -> Any:
+    """A field read from the environment variable `name` (or, where it is unset, from `more`, in order)."""
+    return AliasChoices(name, *more) if more else name
 
 
-def _switch(env, name: str, default: bool) -> bool:
-    text = (env.get(name) or "").strip().lower()
-    if not text:
-        return default
-    if text in ("1", "on", "true", "yes"):
-        return True
-    if text in ("0", "off", "false", "no"):
-        return False
-    raise BadSetting(f"{name}={echo(text)} is not valid; set it to on or off, or unset it.")
+class Environment(BaseSettings):
+    """The variables Tender reads, typed and checked in one place. An empty value is unset; a value that cannot be
+    used is refused in one line that names the variable (and never echoes a URL, which may hold a password)."""
+
+    model_config = SettingsConfigDict(frozen=True, extra="ignore", case_sensitive=True, env_ignore_empty=True)
+
+    home: Path | None = Field(None, validation_alias=_variable("TENDER_HOME"))
+    catalog: Path | None = Field(None, validation_alias=_variable("TENDER_CATALOG"))
+    runs: str | None = Field(None, validation_alias=_variable("TENDER_RUNS"), repr=False)
+    data: Path | None = Field(None, validation_alias=_variable("TENDER_DATA"))
+    embedding_model: str | None = Field(None, validation_alias=_variable("TENDER_EMBEDDING_MODEL"))
+    embedding_runtime: str = Field("auto", validation_alias=_variable("TENDER_EMBEDDING_RUNTIME"))
+    embedding_dimensions: int | None = Field(None, validation_alias=_variable("TENDER_EMBEDDING_DIMENSIONS"))
+    reader_model: str | None = Field(None, validation_alias=_variable("TENDER_READER_MODEL"))
+    ranking_model: Path | None = Field(None, validation_alias=_variable("TENDER_RANKING_MODEL"))
+    llm_base_url: str | None = Field(None, validation_alias=_variable("TENDER_LLM_BASE_URL", "OPENAI_BASE_URL"))
+    llm_model: str | None = Field(None, validation_alias=_variable("TENDER_LLM_MODEL", "OPENAI_MODEL"))
+    llm_api_key: str | None = Field(
+        None, validation_alias=_variable("TENDER_LLM_API_KEY", "OPENAI_API_KEY"), repr=False
+    )
+    llm_timeout_s: float = Field(LLM_TIMEOUT_DEFAULT_S, validation_alias=_variable("TENDER_LLM_TIMEOUT"))
+    llm_in_flight: int = Field(LLM_IN_FLIGHT_DEFAULT, validation_alias=_variable("TENDER_LLM_IN_FLIGHT"))
+    llm_cache: bool = Field(True, validation_alias=_variable("TENDER_LLM_CACHE"))
+    deadline_s: float | None = Field(None, validation_alias=_variable("TENDER_DEADLINE"))
+    http_token: str | None = Field(None, validation_alias=_variable("TENDER_HTTP_TOKEN"), repr=False)
+    sampling: bool = Field(True, validation_alias=_variable("TENDER_SAMPLING"))
+
+    @classmethod
+    def variable(cls, field_name: str) -> str:
+        alias = cls.model_fields[field_name].validation_alias
+        return alias.choices[0] if isinstance(alias, AliasChoices) else str(alias)  # type: ignore[return-value]
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return cls.model_fields[info.field_name or ""].default
+        return value.strip() if isinstance(value, str) and info.field_name not in _VERBATIM else value
+
+    @field_validator("home", "catalog", "data", "ranking_model")
+    @classmethod
+    def _expand(cls, value: Path | None) -> Path | None:
+        return value.expanduser() if value is not None else None
+
+    @field_validator("llm_timeout_s", "llm_in_flight", "deadline_s", "embedding_dimensions", mode="before")
+    @classmethod
+    def _in_range(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None or not isinstance(value, str):
+            return value
+        name = info.field_name or ""
+        kind: type = int if cls.model_fields[name].annotation in (int, int | None) else float
+        minimum, maximum = _RANGES[name]
+        try:
+            number = kind(value)
+        except ValueError:
+            number = None
+        if number is None or not math.isfinite(number) or not minimum <= number <= maximum:
+            unit = "a whole number" if kind is int else "a number of seconds"
+            raise BadSetting(
+                f"{cls.variable(name)}={echo(value)} is not valid; set it to {unit} from {minimum:g} to "
+                f"{maximum:g}, or unset it."
+            )
+        return number
+
+    @field_validator("llm_cache", "sampling", mode="before")
+    @classmethod
+    def _switch(cls, value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, str):
+            return value
+        text = value.lower()
+        if text in ("1", "on", "true", "yes"):
+            return True
+        if text in ("0", "off", "false", "no"):
+            return False
+        raise BadSetting(
+            f"{cls.variable(info.field_name or '')}={echo(text)} is not valid; set it to on or off, or unset it."
+        )
+
+    @field_validator("llm_base_url")
+    @classmethod
+    def _readable_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        import httpx
+
+        try:
+            httpx.URL(value)
+        except (httpx.InvalidURL, ValueError, TypeError):  # httpx's own message quotes the pieces ("Invalid port: ...")
+            raise BadSetting(
+                f"TENDER_LLM_BASE_URL (or OPENAI_BASE_URL) cannot be read as a URL as written: {ENCODE}"
+            ) from None
+        return value
+
+    def settings(self) -> Settings:
+        """What the code is given: the catalogue under the home unless named, the runs beside the catalogue
+        unless named (a file, or a PostgreSQL URL)."""
+        home = self.home or platform_home()
+        catalog = self.catalog or home / "catalog.db"
+        runs, runs_url = _runs(self.runs or "")
+        return Settings(
+            home=home,
+            catalog_path=catalog,
+            runs_path=runs or catalog.with_name("runs.db"),
+            runs_url=runs_url,
+            embedding_model=self.embedding_model,
+            embedding_runtime=self.embedding_runtime,
+            embedding_dimensions=self.embedding_dimensions,
+            reader_model=self.reader_model,
+            data_dir=self.data or _CLONE_DATA,
+            data_from_env=self.data is not None,
+            llm_base_url=self.llm_base_url,
+            llm_model=self.llm_model,
+            llm_api_key=self.llm_api_key,
+            llm_timeout_s=self.llm_timeout_s,
+            llm_in_flight=self.llm_in_flight,
+            llm_cache=self.llm_cache,
+            deadline_s=self.deadline_s,
+            http_token=self.http_token,
+            ranking_model_path=self.ranking_model,
+            sampling=self.sampling,
+        )
+
+
+class _Given(Environment):
+    """The same variables, from a mapping instead of the process's environment."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)
+
+
+# Secrets and URLs are used as given (a password may start or end with a blank).
+_VERBATIM = {"runs", "llm_base_url", "llm_api_key", "http_token"}
+_RANGES = {
+    "llm_timeout_s": LLM_TIMEOUT_S,
+    "deadline_s": DEADLINE_S,
+    "llm_in_flight": LLM_IN_FLIGHT,
+    "embedding_dimensions": EMBEDDING_DIMENSIONS,
+}

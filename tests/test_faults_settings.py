@@ -137,3 +137,19 @@ async def test_a_hanging_endpoint_costs_the_server_its_configured_timeout(settin
 
     assert took < 30  # 60 s a call before: the server ignored TENDER_LLM_TIMEOUT
     assert any("no answer within 1 s" in note for note in plan["notes"])
+
+
+def test_the_home_is_the_platforms_data_folder_unless_named_and_a_blank_value_is_unset(tmp_path):
+    from tender.settings import platform_home
+
+    plain = Settings.from_env({"TENDER_HOME": "  ", "TENDER_LLM_TIMEOUT": ""})
+    assert plain.home == platform_home() and plain.catalog_path == platform_home() / "catalog.db"
+    assert plain.llm_timeout_s == 60
+
+    named = Settings.from_env({"TENDER_HOME": str(tmp_path), "TENDER_CATALOG": str(tmp_path / "c" / "tools.db")})
+    assert named.home == tmp_path and named.runs_path == tmp_path / "c" / "runs.db"  # runs beside the catalogue
+
+
+def test_the_openai_names_are_read_where_tenders_are_unset():
+    both = Settings.from_env({"TENDER_LLM_MODEL": "mine", "OPENAI_MODEL": "theirs", "OPENAI_API_KEY": "sk-Qsecret"})
+    assert (both.llm_model, both.llm_api_key) == ("mine", "sk-Qsecret") and "Qsecret" not in repr(both)
