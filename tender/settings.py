@@ -317,22 +317,10 @@ class Environment(BaseSettings):
             catalog_path=catalog,
             runs_path=runs or catalog.with_name("runs.db"),
             runs_url=runs_url,
-            embedding_model=self.embedding_model,
-            embedding_runtime=self.embedding_runtime,
-            embedding_dimensions=self.embedding_dimensions,
-            reader_model=self.reader_model,
             data_dir=self.data or _CLONE_DATA,
             data_from_env=self.data is not None,
-            llm_base_url=self.llm_base_url,
-            llm_model=self.llm_model,
-            llm_api_key=self.llm_api_key,
-            llm_timeout_s=self.llm_timeout_s,
-            llm_in_flight=self.llm_in_flight,
-            llm_cache=self.llm_cache,
-            deadline_s=self.deadline_s,
-            http_token=self.http_token,
             ranking_model_path=self.ranking_model,
-            sampling=self.sampling,
+            **self.model_dump(include=_AS_GIVEN),
         )
 
 
@@ -351,6 +339,8 @@ class _Given(Environment):
         return (init_settings,)
 
 
+# The values Settings takes as they are read (under the same names).
+_AS_GIVEN = set(Environment.model_fields) - {"home", "catalog", "runs", "data", "ranking_model"}
 # Secrets and URLs are used as given (a password may start or end with a blank).
 _VERBATIM = {"runs", "llm_base_url", "llm_api_key", "http_token"}
 _RANGES = {
