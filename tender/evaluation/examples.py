@@ -72,15 +72,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from tender.agents.request import Request
-    from tender.agents.service import Tender, ranking_model
     from tender.catalog import Catalog
+    from tender.cli import make_tender
     from tender.settings import Settings
 
     settings = Settings.from_env()
     db = args.db or settings.catalog_path
     catalog = Catalog(db, embedder=settings.embedder(catalog=db))
-    # The ranking model `tender recommend` uses: TENDER_RANKING_MODEL's, else the shipped one.
-    tender = Tender(catalog, scorer=ranking_model(settings.ranking_model_path, catalog.embedder))
+    # The Tender `tender recommend` runs: TENDER_READER_MODEL's reader and TENDER_RANKING_MODEL's model where set.
+    tender = make_tender(settings, catalog, {})
     verdicts = []
     for example in load():
         needs = [f.need for f in functions_of(example)] if args.needs_given else None
