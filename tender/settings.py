@@ -37,11 +37,6 @@ def platform_home() -> Path:
     return Path(platformdirs.user_data_dir("tender", appauthor=False))
 
 
-def default_home() -> Path:
-    """TENDER_HOME, else the platform's per-user data folder."""
-    return Environment().home or platform_home()
-
-
 def default_data_dir() -> Path:
     """TENDER_DATA, else the ProgrammableWeb data beside a clone (see the README, "Data")."""
     return Environment().data or _CLONE_DATA
@@ -57,9 +52,8 @@ class Settings:
     embedding_model: str | None = None
     embedding_runtime: str = "auto"  # "onnx", "torch" or "auto" (ONNX where installed)
     embedding_dimensions: int | None = None  # TENDER_EMBEDDING_DIMENSIONS: Matryoshka truncation of a folder model
-    reader_model: str | None = (
-        None  # TENDER_READER_MODEL: a strong encoder that reads each shortlist (ranking/reader.py)
-    )
+    # TENDER_READER_MODEL: a strong encoder that reads each shortlist (ranking/reader.py)
+    reader_model: str | None = None
     data_dir: Path = _CLONE_DATA
     data_from_env: bool = False  # TENDER_DATA named data_dir (else it is the clone's, which an install lacks)
     llm_base_url: str | None = None
@@ -130,7 +124,7 @@ class Settings:
         Tender); BadSetting, naming the variable, for a value that cannot be used."""
         if env is None:
             return Environment().settings()
-        given: dict[str, Any] = {name: value for name, value in env.items() if value}
+        given: dict[str, Any] = dict(env)  # a blank value is unset, as in the environment (_blank_is_unset)
         return _Given(**given).settings()
 
 
@@ -245,13 +239,6 @@ class Environment(BaseSettings):
         alias = cls.model_fields[field_name].validation_alias
         return alias.choices[0] if isinstance(alias, AliasChoices) else str(alias)  # type: ignore[return-value]
 
-    @field_validator("*", mode="before")
-    @classmethod
-    def _blank_is_unset(cls, value: Any, info: ValidationInfo) -> Any:
-        if isinstance(value, str) and not value.strip():
-            return cls.model_fields[info.field_name or ""].default
-        return value.strip() if isinstance(value, str) and info.field_name not in _VERBATIM else value
-
     @field_validator("home", "catalog", "data", "ranking_model")
     @classmethod
     def _expand(cls, value: Path | None) -> Path | None:
@@ -305,6 +292,14 @@ class Environment(BaseSettings):
                 f"TENDER_LLM_BASE_URL (or OPENAI_BASE_URL) cannot be read as a URL as written: {ENCODE}"
             ) from None
         return value
+
+    # Defined last, so run first: pydantic runs a field's before-validators last-defined first.
+    @field_validator("*", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return cls.model_fields[info.field_name or ""].default
+        return value.strip() if isinstance(value, str) and info.field_name not in _VERBATIM else value
 
     def settings(self) -> Settings:
         """What the code is given: the catalogue under the home unless named, the runs beside the catalogue

@@ -142,9 +142,11 @@ async def test_a_hanging_endpoint_costs_the_server_its_configured_timeout(settin
 def test_the_home_is_the_platforms_data_folder_unless_named_and_a_blank_value_is_unset(tmp_path):
     from tender.settings import platform_home
 
-    plain = Settings.from_env({"TENDER_HOME": "  ", "TENDER_LLM_TIMEOUT": ""})
+    plain = Settings.from_env(
+        {"TENDER_HOME": "  ", "TENDER_LLM_TIMEOUT": "", "TENDER_DEADLINE": " ", "TENDER_SAMPLING": " "}
+    )
     assert plain.home == platform_home() and plain.catalog_path == platform_home() / "catalog.db"
-    assert plain.llm_timeout_s == 60
+    assert (plain.llm_timeout_s, plain.deadline_s, plain.sampling) == (60, None, True)
 
     named = Settings.from_env({"TENDER_HOME": str(tmp_path), "TENDER_CATALOG": str(tmp_path / "c" / "tools.db")})
     assert named.home == tmp_path and named.runs_path == tmp_path / "c" / "runs.db"  # runs beside the catalogue
