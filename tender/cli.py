@@ -561,10 +561,10 @@ def make_tender(settings: Settings, catalog, backends: dict, scorer=None):
         backends.get("contractor_backend", "offline"),
     )
     from tender.agents.reasoners.factory import build_reasoners, llm_settings
-    from tender.agents.service import ranking_model
+    from tender.agents.service import scorer_for
 
     reader = settings.reader()
-    scorer = scorer or ranking_model(settings.ranking_model_path, reader.embedder if reader else catalog.embedder)
+    scorer = scorer or scorer_for(settings.ranking_model_path, catalog, reader)
     if manager_backend == contractor_backend == "offline":
         manager, contractors = build_reasoners()
         return Tender(catalog, manager=manager, contractors=contractors, scorer=scorer, reader=reader)
@@ -1176,18 +1176,16 @@ def evaluate_command(
         )
         click.echo(f"Wrote {out}/records/*.jsonl and {out}/summary.json in {summary['stamp']['seconds']} s.", err=True)
         if not quick:
-            from tender.evaluation.runner import read_records
+            from tender.evaluation.runner import records_of
 
-            mine = [r for f in sorted((out / "records").glob("*.jsonl")) for r in read_records(f)]
-            earlier = (
-                [r for f in sorted((against / "records").glob("*.jsonl")) for r in read_records(f)] if against else []
-            )
+            mine = records_of(out)
+            earlier = records_of(against) if against else []
             others = {}
             for spec in encoder_runs:
                 name, _, folder = spec.partition("=")
                 if not name or not Path(folder).is_dir():
                     raise click.BadParameter(f"{spec!r}: give NAME=FOLDER, an --all folder", param_hint="--encoder")
-                others[name] = [r for f in sorted((Path(folder) / "records").glob("*.jsonl")) for r in read_records(f)]
+                others[name] = records_of(Path(folder))
             write_results(summary, docs, mine, earlier, others)
             click.echo(f"Rewrote {docs} from every record under {out}.", err=True)
         return

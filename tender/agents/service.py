@@ -58,6 +58,12 @@ def ranking_model(path: Path | None, embedder) -> Scorer:
     return scorer
 
 
+def scorer_for(path: Path | None, catalog: Catalog, reader: Reader | None) -> Scorer:
+    """The ranking model for a catalogue as it is read: fitted on the reader's vectors where a reader reads the
+    shortlists (ranking/reader.py), else on the catalogue's; `path` (TENDER_RANKING_MODEL) over either."""
+    return ranking_model(path, reader.embedder if reader else catalog.embedder)
+
+
 class Tender:
     """Holds the catalogue, its ranking, one contractor pool and router per organisation, and the reasoners.
     Safe to share between threads: a run's state lives in its Negotiation."""
@@ -75,8 +81,7 @@ class Tender:
             raise ValueError("Tender needs a catalogue opened with an embedder")
         self.catalog = catalog
         self.encoder = QueryEncoder.wrap(catalog.embedder)
-        # With a reader, the ranking model is the one fitted on the reader's vectors (ranking/reader.py).
-        scorer = scorer or ranking_model(None, reader.embedder if reader else catalog.embedder)
+        scorer = scorer or scorer_for(None, catalog, reader)
         self.ranker = Ranker(catalog, self.encoder, scorer, reader)
         if manager is None or contractors is None:
             from .reasoners.embedded import EmbeddedReasoner

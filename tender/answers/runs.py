@@ -355,12 +355,21 @@ def shown(location: Path | str) -> Path | str:
 def keep(store: Store, run: Run, catalog: Catalog | None = None) -> None:
     """Store the run with the catalogue it was made on; one that cannot be stored is still returned, its plan
     saying why it was not kept."""
+    note = saved(store, run, catalog)
+    if note is not None:
+        log.warning("%s", note)
+
+
+def saved(store: Store, run: Run, catalog: Catalog | None = None) -> str | None:
+    """Store the run (its notes' credentials masked) with the catalogue it was made on: None when stored, else
+    the note added to its plan saying why not."""
     redact_notes(run)
     try:
         store.save(run, CatalogRef.of(catalog) if catalog is not None else None)
     except RunNotStored as error:
-        log.warning("%s", error)
         run.plan.notes.append(str(error))
+        return str(error)
+    return None
 
 
 def redact_notes(run: Run) -> None:

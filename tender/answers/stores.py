@@ -8,7 +8,6 @@ from tender.agents.plan import Run
 from tender.catalog import Catalog
 
 from .runs import (
-    CatalogRef,
     NoHistory,
     RunNotStored,
     RunStore,
@@ -17,6 +16,7 @@ from .runs import (
     is_url,
     reason_of,
     redact_notes,
+    saved,
     shown,
 )
 from .runs_postgres import PostgresRunStore
@@ -59,10 +59,6 @@ def keep_at(location: Path | str, run: Run, catalog: Catalog | None = None) -> s
         run.plan.notes.append(note)
         return note
     try:
-        store.save(run, CatalogRef.of(catalog) if catalog is not None else None)
-    except RunNotStored as error:
-        run.plan.notes.append(str(error))
-        return str(error)
+        return saved(store, run, catalog)
     finally:
         store.close()
-    return None

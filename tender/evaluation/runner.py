@@ -272,3 +272,8 @@ def write_records(records: list[dict], path: Path) -> None:
 
 def read_records(path: Path) -> list[dict]:
     return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def records_of(folder: Path) -> list[dict]:
+    """Every record of an --all folder (its records/*.jsonl, in name order)."""
+    return [r for path in sorted((Path(folder) / "records").glob("*.jsonl")) for r in read_records(path)]

@@ -151,9 +151,9 @@ def decompose_test() -> dict:
 def report(out: Path) -> dict:
     """The summary of every record under out/records, with the runs that made them (out/parts.json): what
     docs/results.md is made from. A run of some datasets (--only) replaces their records and leaves the rest."""
-    from .runner import read_records
+    from .runner import records_of
 
-    records = [r for path in sorted((out / "records").glob("*.jsonl")) for r in read_records(path)]
+    records = records_of(out)
     parts = json.loads((out / "parts.json").read_text())
     summary = summarise(records)
     summary["cuts"] = {k: v for p in parts for k, v in p["cuts"].items()}

@@ -180,11 +180,11 @@ class AppContext:
 
     def _reasoners(self, catalog: Catalog, manager: str, contractors: str) -> dict:
         from tender.agents.reasoners.factory import build_reasoners, llm_settings
-        from tender.agents.service import ranking_model
+        from tender.agents.service import scorer_for
 
         built = build_reasoners(manager, contractors, llm_settings(self.settings))
         reader = self.settings.reader()
-        scorer = ranking_model(self.settings.ranking_model_path, reader.embedder if reader else catalog.embedder)
+        scorer = scorer_for(self.settings.ranking_model_path, catalog, reader)
         return {"manager": built[0], "contractors": built[1], "scorer": scorer, "reader": reader}
 
     def close(self) -> None:

@@ -90,12 +90,13 @@ def server_env(settings: Settings) -> dict[str, str]:
         if settings.runs_url
         else str(settings.runs_path.expanduser().resolve()),
     }
-    if settings.embedding_model:
-        spec = settings.embedding_model
-        env["TENDER_EMBEDDING_MODEL"] = str(Path(spec).resolve()) if Path(spec).exists() else spec
-    if settings.reader_model:
-        spec = settings.reader_model
-        env["TENDER_READER_MODEL"] = str(Path(spec).resolve()) if Path(spec).exists() else spec
+    # An encoder named by its folder is given whole (the client starts the server elsewhere); a stock name as it is.
+    for name, spec in (
+        ("TENDER_EMBEDDING_MODEL", settings.embedding_model),
+        ("TENDER_READER_MODEL", settings.reader_model),
+    ):
+        if spec:
+            env[name] = str(Path(spec).resolve()) if Path(spec).exists() else spec
     if settings.embedding_runtime != "auto":
         env["TENDER_EMBEDDING_RUNTIME"] = settings.embedding_runtime
     if settings.ranking_model_path:
