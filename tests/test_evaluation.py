@@ -259,3 +259,24 @@ def test_results_set_another_encoder_against_this_run_query_by_query_with_the_fl
     lines = _encoders(run(0.5, 0.6, 0.55), {"embeddinggemma-300m": run(0.7, 0.9, 0.8)}, "all-MiniLM-L6-v2")
     row = next(line for line in lines if line.startswith("| embeddinggemma-300m | mcp-suite | test | decomposed"))
     assert "| 4 | 0.500 → 0.700" in row and "0.600 → 0.900" in row and row.endswith("| 0.550, 0.800 |")
+
+
+def test_the_summary_table_has_a_heading_over_every_cell():
+    from tender.evaluation.report import summary_table
+
+    group = {
+        "dataset": "d",
+        "part": "dev",
+        "variant": "v",
+        "method": "m",
+        "queries": 3,
+        "errors": 0,
+        "metrics": {"f1": 0.5, "candidates r": 1.0, "size": 2.0},
+        "latency_ms": {"p50": 4.0},
+    }
+    head, rule, row = summary_table({"groups": [group]}).splitlines()
+    cells = row.strip("|").split("|")
+    assert len(head.strip("|").split("|")) == len(rule.strip("|").split("|")) == len(cells)
+    names = [c.strip() for c in head.strip("|").split("|")]
+    assert cells[names.index("cand. R")].strip() == "1.000"
+    assert cells[names.index("errors")].strip() == "0"
