@@ -6,14 +6,22 @@ import pytest
 from tender.agents.decomposition import content_words, read
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known miss: a one-word list item is read as a detail of the need before it; splitting every comma list "
-    "cost ProgrammableWeb dev F1 0.022 (docs/tuning.md, Decomposition)",
-)
-def test_unrelated_items_of_a_list_are_never_merged():
+def test_a_listed_word_with_a_detail_of_its_own_is_a_need():
     reading = read("A run tracker: GPS routes, music while running, posting runs to Facebook, and an SMS reminder")
     assert reading.needs == ["GPS routes", "music while running", "posting runs to Facebook", "an SMS reminder"]
+
+
+def test_a_piece_pointing_back_at_a_place_is_a_need_of_its_own():
+    reading = read("A travel site with hotels on a map, the weather there, photos of the place, and sharing on Twitter")
+    assert reading.needs == ["hotels on a map", "the weather there", "photos of the place", "sharing on Twitter"]
+
+
+def test_a_comma_before_a_joining_word_leaves_no_stray_word_in_a_need():
+    assert read("Find me popular songs of the week, and also any news about the artists").needs == [
+        "Find me popular songs of the week",
+        "any news about the artists",
+    ]
+    assert read("Plot my runs on a map, along with photos").needs == ["Plot my runs on a map, along with photos"]
 
 
 def test_the_attributes_a_need_lists_stay_with_it():

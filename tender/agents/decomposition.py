@@ -14,10 +14,12 @@ item serves is left to the selection, whose objective counts an item once for ev
 import re
 from dataclasses import dataclass, field
 
-# Cut points: sentence ends, commas (not inside numbers), conjunctions and words that start a new clause.
+# Cut points: sentence ends, commas (not inside numbers), conjunctions and words that start a new clause; a comma
+# before such a word is one cut with it (", along with" is not a piece "along").
 _CUT = re.compile(
-    r"([.!?;:]+\s+|\n+|(?<!\d),\s*|,\s+|\s+(?:and then|and also|as well as|along with|together with|so that|in order to|"
-    r"including|and|with|when|whenever|once|then|plus|also|while|where|that|which|who|on an?|onto an?|via|alongside)\s+)",
+    r"([.!?;:]+\s+|\n+|(?:(?<!\d),\s*|,\s+|\s+)(?:and then|and also|as well as|along with|together with|so that|in order to|"
+    r"including|and|with|when|whenever|once|then|plus|also|while|where|that|which|who|on an?|onto an?|via|alongside)\s+|"
+    r"(?<!\d),\s*|,\s+)",
     re.I,
 )
 _COORDINATION = re.compile(r"\s+(?:and|or)\s+", re.I)
@@ -57,7 +59,7 @@ def content_words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in _FUNCTION_WORDS and len(w) > 1]
 
 
-_POINTING = frozenset("it its them their this these those me him her his us".split())
+_POINTING = frozenset("it its them their this these those me him her his us there".split())
 
 
 # A value the request hands over, not a word of what it needs: a number, a date, a path or a file name, a token
@@ -103,6 +105,27 @@ def _pieces(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def _phrases(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """A listed word with a detail of its own is a need's phrase: after a comma, "music" cut from "while running"
+    is read as "music while running", not as two details of the need before; a bare list ("price, power, weight")
+    is not touched."""
+    out: list[tuple[str, str]] = []
+    index = 0
+    while index < len(pieces):
+        separator, piece = pieces[index]
+        if index + 1 < len(pieces):
+            joint, detail = pieces[index + 1]
+            listed = "," in separator and len(content_words(piece)) == 1
+            subordinate = joint.strip() and not re.fullmatch(r"[\s,.;:!?]*(?:and|or)?\s*", joint, re.I)
+            if listed and subordinate and dangling(detail) and content_words(detail):
+                out.append((separator, f"{piece}{joint}{detail}"))
+                index += 2
+                continue
+        out.append((separator, piece))
+        index += 1
+    return out
+
+
 def _framing(index: int, piece: str, after: str) -> bool:
     """The piece names what is built, not a function of it: an opening such as "I'm building a bot for our group";
     or, opening the requirement, a noun phrase before a relative word, a colon or a comma ("An app that ...",
@@ -122,7 +145,7 @@ def _framing(index: int, piece: str, after: str) -> bool:
 
 def read(requirement: str, max_needs: int = 12) -> Reading:
     """The requirement's needs and context (see the module's docstring)."""
-    pieces = _pieces(requirement)
+    pieces = _phrases(_pieces(requirement))
     reading = Reading()
     groups: list[list[tuple[str, str]]] = []  # each need's pieces, with their separators
     ahead: list[tuple[str, str]] = []  # pieces that belong to the next need

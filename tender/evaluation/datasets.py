@@ -197,11 +197,11 @@ def suite_rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def _as_id(item: object) -> int:
+def as_id(item: object) -> int:
     return int(str(item))
 
 
-def suite_query(row: dict, needs: dict[str, tuple[str, ...]], resolve: Callable[[object], int] = _as_id) -> Query:
+def suite_query(row: dict, needs: dict[str, tuple[str, ...]], resolve: Callable[[object], int] = as_id) -> Query:
     functions = tuple(
         GoldFunction(need=f["need"], acceptable=frozenset(resolve(a) for a in f["acceptable"]))
         for f in row.get("functions", [])
@@ -217,7 +217,7 @@ def suite_query(row: dict, needs: dict[str, tuple[str, ...]], resolve: Callable[
     )
 
 
-def _by_name(catalog: Catalog) -> Callable[[object], int]:
+def resolve_by_name(catalog: Catalog) -> Callable[[object], int]:
     """Resolves an item's exact catalogue name to its id; UnknownDataset names any name the catalogue lacks (or holds
     twice, so that it names no one item)."""
     ids: dict[str, int] = {}
@@ -250,7 +250,7 @@ def _suite(
         needs: dict[str, tuple[str, ...]] = {}
         for file in needs_files:
             needs |= _needs(file)
-        resolve: Callable[[object], int] = _as_id
+        resolve: Callable[[object], int] = as_id
         if by_tool:
             tools = {f"{a.server}/{a.tool}": a.id for a in catalog.apis()}
 
@@ -260,7 +260,7 @@ def _suite(
                 return tools[str(name)]
 
         elif by_name:
-            resolve = _by_name(catalog)
+            resolve = resolve_by_name(catalog)
 
         rows = [r for file in files for r in suite_rows(SUITES / file) if str(r["id"]) in wanted]
         return [suite_query(r, needs, resolve) for r in rows]
