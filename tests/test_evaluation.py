@@ -280,3 +280,17 @@ def test_the_summary_table_has_a_heading_over_every_cell():
     names = [c.strip() for c in head.strip("|").split("|")]
     assert cells[names.index("cand. R")].strip() == "1.000"
     assert cells[names.index("errors")].strip() == "0"
+
+
+def test_a_plan_is_scored_for_a_clearly_unrelated_item_and_for_a_dead_one_apart():
+    query = Query(
+        id="q",
+        text="show hotels on a map",
+        functions=(GoldFunction(need="map", acceptable=frozenset({1})),),
+        irrelevant=frozenset({7}),
+    )
+    clean = metrics(query, Answer(final=[1], ranked=[1]))
+    assert clean["clearly_wrong"] == 0.0 and clean["dead"] == 0.0
+    dead = metrics(query, Answer(final=[1, 2], ranked=[1, 2], dead=[2]))
+    assert dead["dead"] == 1.0 and dead["clearly_wrong"] == 0.0
+    assert metrics(query, Answer(final=[1, 7], ranked=[1, 7]))["clearly_wrong"] == 1.0

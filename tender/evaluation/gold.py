@@ -59,6 +59,7 @@ class Answer(BaseModel):
     latency_ms: float = 0.0
     error: str | None = None
     notes: list[str] = Field(default_factory=list)
+    dead: list[int] = Field(default_factory=list)  # the final set's items the catalogue marks deprecated or gone
 
 
 def _covers(item: int, query: Query) -> list[int]:
@@ -126,6 +127,7 @@ def metrics(query: Query, answer: Answer) -> dict[str, float]:
         out["candidates r"] = recall_at(answer.candidates, query, len(answer.candidates))
     out["all_covered"] = float(recall == 1.0)
     out["clearly_wrong"] = float(bool(set(answer.final) & query.irrelevant))
+    out["dead"] = float(bool(answer.dead))
     out["size"] = float(len(answer.final))
     if query.needs is not None:
         out["one_step_per_need"] = float(len(answer.steps) == len(query.needs))

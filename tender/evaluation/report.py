@@ -61,14 +61,14 @@ def _dataset_section(summary: dict, dataset: str) -> list[str]:
         parts = sorted({g["part"] for g in groups})
         queries = max(g["queries"] for g in groups)
         lines += [f"**{variant}** ({'/'.join(parts)} part, {queries} queries)", ""]
-        extra = ["all covered", "clearly wrong", "abstained"] if suite else []
+        extra = ["all covered", "clearly wrong", "dead item", "abstained"] if suite else []
         head = [name for _, name in COLUMNS] + extra + ["items", "p50 ms"]
         lines += ["| method | " + " | ".join(head) + " |", "|---|" + "---:|" * len(head)]
         for g in groups:
             m = g["metrics"]
             cells = [_fmt(m.get(k)) for k, _ in COLUMNS]
             if suite:
-                cells += [_fmt(m.get("all_covered")), _fmt(m.get("clearly_wrong")), _fmt(m.get("abstained"))]
+                cells += [_fmt(m.get(k)) for k in ("all_covered", "clearly_wrong", "dead", "abstained")]
             cells += [f"{m.get('size', 0):.2f}", f"{g['latency_ms']['p50']:.0f}"]
             lines.append(f"| {g['method']} | " + " | ".join(cells) + " |")
         lines.append("")

@@ -199,7 +199,8 @@ def run_job(
                     final, ranked = BASELINES[method].answer(catalog, query, needs, job.cuts.get(method, 2), vectors)
                     seconds = time.perf_counter() - started + vectors.skipped - spared  # as if it ran alone
                     answer = Answer(final=final, ranked=ranked, latency_ms=seconds * 1000)
-                out.append(record(job, method, query, answer, needs))
+                dead = [a for a in answer.final if catalog.get_api(a).status == "deprecated"]
+                out.append(record(job, method, query, answer.model_copy(update={"dead": dead}), needs))
                 bar.update()
         bar.close()
         return out

@@ -197,6 +197,13 @@ TARGETS: list[Target] = [
         "clearly_wrong",
         at_most=0.05,
     ),
+    Target(
+        "programmableweb-suite: a plan with a dead API: none",
+        "programmableweb-suite",
+        "decomposed",
+        "dead",
+        at_most=0.0,
+    ),
     *_needs("mcp-suite"),
     *_needs("metatool-multi"),
     Target("decomposition suite: need-level F1 at least 0.85", "decomposition", "", "f1", at_least=0.85),
