@@ -117,7 +117,7 @@ async def test_a_published_file_that_cannot_be_served_leaves_the_server_on_the_o
             deadline = time.monotonic() + 20  # once settled, the failed open is tried once, in the background
             while True:
                 plan = ok(await client.call_tool("recommend_apis", {"requirement": REQUIREMENT}))
-                if any("cannot serve" in n for n in plan["notes"]) or time.monotonic() > deadline:
+                if any("cannot serve" in n for n in plan.get("notes", [])) or time.monotonic() > deadline:
                     break
                 time.sleep(0.1)
             again = ok(await client.call_tool("recommend_apis", {"requirement": REQUIREMENT}))
@@ -162,7 +162,8 @@ async def test_a_catalogue_copied_in_from_another_file_system_is_served_once_who
             copying.start()
             notes = []
             while copying.is_alive():
-                notes += ok(await client.call_tool("recommend_apis", {"requirement": REQUIREMENT}))["notes"]
+                # a plan without notes has no "notes" field (results leave empty fields out)
+                notes += ok(await client.call_tool("recommend_apis", {"requirement": REQUIREMENT})).get("notes", [])
             copying.join()
             await until_served(client, api_gone=0)
         assert not any("cannot serve" in n for n in notes)  # a half-written file was never opened
