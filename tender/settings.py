@@ -37,11 +37,6 @@ def platform_home() -> Path:
     return Path(platformdirs.user_data_dir("tender", appauthor=False))
 
 
-def default_data_dir() -> Path:
-    """TENDER_DATA, else the ProgrammableWeb data beside a clone (see the README, "Data")."""
-    return Environment().data or _CLONE_DATA
-
-
 @dataclass(frozen=True)
 class Settings:
     home: Path = Path(".")

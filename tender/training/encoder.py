@@ -25,7 +25,7 @@ from tqdm import tqdm
 from tender.agents.text import mask_names
 from tender.catalog import Api, Mashup, read_sources
 from tender.catalog.encoders import stock_torch_dir
-from tender.settings import default_data_dir
+from tender.settings import Settings
 
 from tender.evaluation.datasets import split
 
@@ -218,8 +218,9 @@ def fine_tune_low_rank(
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True, help="model folder to write")
-    parser.add_argument("--apis", type=Path, default=default_data_dir() / "apis.jsonl")
-    parser.add_argument("--mashups", type=Path, default=default_data_dir() / "mashups.jsonl")
+    data = Settings.from_env().data_dir  # TENDER_DATA, else the data beside a clone
+    parser.add_argument("--apis", type=Path, default=data / "apis.jsonl")
+    parser.add_argument("--mashups", type=Path, default=data / "mashups.jsonl")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--per-api", type=int, default=30, help="at most this many training pairs per API")
     parser.add_argument("--learning-rate", type=float, default=None, help="default 3e-5, or 1e-3 with --rank")
