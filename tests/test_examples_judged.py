@@ -44,11 +44,11 @@ def test_today_s_judgement_names_items_of_today_s_catalogue_as_the_build_names_t
         pytest.skip(f"the public-apis and MCP Registry snapshots are not in {DATA}")
     apis, _ = assemble([load_registry(REGISTRY), load_public_apis(PUBLIC_APIS)])  # the README's build, in its order
     ids = {api.name: api.id for api in apis}
-    examples = load(TODAY)
-    assert [e["requirement"] for e in examples] == [e["requirement"] for e in load()]
-    for example in examples:
+    today, programmableweb = load(TODAY), load()
+    assert [e["requirement"] for e in today] == [e["requirement"] for e in programmableweb]
+    for example, twin in zip(today, programmableweb):
         functions = functions_of(example, lambda name: ids[str(name)])
-        assert [f.need for f in functions] == [f.need for f in functions_of(load()[examples.index(example)])]
+        assert [f.need for f in functions] == [f.need for f in functions_of(twin)]
         assert all(f.active for f in functions), f"{example['id']}: a function with no acceptable item"
 
 
