@@ -40,6 +40,16 @@ def clean(text: str) -> str:
     return _CONTROLS.sub("", _ESCAPES.sub("", text))
 
 
+_BREAKS = re.compile(r"\s+")
+
+
+def one_line(text: str) -> str:
+    """Third-party text that names something (a title, a name, a URL, an argument) as one line: cleaned, and every
+    run of blanks, line and paragraph breaks one space. A line break in a server's title printed a fake line in the
+    plan ("run: npx -y @modelcontextprotocol/server-github", a fake "[awarded]" step)."""
+    return _BREAKS.sub(" ", clean(text)).strip()
+
+
 def shown(text: str) -> str:
     """Client text (a requirement, a need, a model's answer: kept as given in the store) as a terminal shows it:
     every control, escape and bidirectional character written out as `\\uXXXX`, so that it can neither move the

@@ -17,19 +17,13 @@ from click.testing import CliRunner
 from mcp import Client
 
 from tender.answers.install import client_config, install_line, plan_client_config
+from tender.catalog.install import PackageInstall, RemoteInstall, Variable, package
+from tender.catalog.servers import routes_of
 from tender.catalog import Catalog
 from tender.catalog.build import build_from_sources
 from tender.catalog.sources.gather import gather
 from tender.catalog.sources.http import Fetcher
-from tender.catalog.sources.mcp_registry import (
-    INSTALL,
-    MAX_RECORD_BYTES,
-    OFFICIAL_META,
-    PackageInstall,
-    RemoteInstall,
-    Variable,
-    load_registry,
-)
+from tender.catalog.sources.mcp_registry import MAX_RECORD_BYTES, OFFICIAL_META, load_registry
 from tender.catalog.sources.public_apis import load_public_apis
 from tender.cli import main
 from tender.errors import SourceError
@@ -143,35 +137,42 @@ def items(loaded):
     return {api.provider: api for api in loaded.apis}
 
 
+def route(api) -> dict:
+    """The item's best install route, as stored."""
+    return api.details["installs"][0]
+
+
 # -- the seed snapshot ------------------------------------------------------------------------------
-def test_the_seed_reads_into_one_item_per_server_with_its_install_information(seed):
+def test_the_seed_reads_into_one_item_per_server_with_its_checked_install_routes(seed):
     assert seed.info.kind == "mcp-registry" and seed.info.items == len(seed.apis) >= 450
     assert seed.info.counts["records"] == 471 and seed.info.counts["malformed"] == 7  # empty records, named
     assert seed.info.left_out[0] == "record 16: has no name"
     assert "MIT" in seed.info.licence and list(seed.info.sha256) == [str(SEED.resolve())]
     magic = items(seed)["io.github.21st-dev/magic-mcp"]
-    assert (magic.kind, magic.categories, magic.status) == ("server", ["MCP server", "npm"], "active")
+    assert (magic.kind, magic.categories, magic.status) == ("server", [], "active")  # npm is no category
     assert magic.link == "https://github.com/21st-dev/magic-mcp"
-    assert magic.details["install"] == {
+    assert route(magic) == {
         "kind": "package",
         "registry": "npm",
         "identifier": "@21st-dev/magic",
         "version": "0.0.46",
-        "command": "npx",
-        "args": ["-y", "@21st-dev/magic@0.0.46"],
+        "runtime_args": [],
+        "package_args": [],
         "env": [{"name": "API_KEY", "required": False, "secret": False, "description": "${input:apiKey}"}],
         "transport": "stdio",
+        "source": "registry",
+        "command": "npx",
+        "args": ["-y", "@21st-dev/magic@0.0.46"],
     }
-    commands = {api.details["install"]["command"] for api in seed.apis if "install" in api.details}
-    assert commands == {"npx", "uvx", "docker"}
-    assert all(
-        isinstance(api.details["install"]["args"], list)
-        and all(isinstance(a, str) for a in api.details["install"]["args"])
-        for api in seed.apis
-        if "install" in api.details
-    )
-    dart = items(seed)["io.github.its-dart/dart-mcp-server"].details["install"]
-    assert dart["command"] == "docker" and dart["args"][:5] == ["run", "-i", "--rm", "-e", "DART_TOKEN"]
+    routes = [r for api in seed.apis for r in routes_of(api.details)]
+    assert {r.command for r in routes if isinstance(r, PackageInstall)} == {"npx", "uvx", "docker"}
+    # The seed glued flags to values and repeated docker's own flags among the package's arguments: read apart,
+    # the runner's own options once, and a record that asks for what Tender will not run keeps no route.
+    docker = [r for r in routes if isinstance(r, PackageInstall) and r.registry == "oci"]
+    assert all(r.args[:3] == ["run", "-i", "--rm"] and r.args.count("-i") == 1 for r in docker)
+    assert all(" " not in a for r in routes if isinstance(r, PackageInstall) for a in r.args if a.startswith("-"))
+    refused = [why for api in seed.apis for why in api.details.get("install_refused", [])]
+    assert any("uvx option '--directory'" in why for why in refused)  # run from a local checkout, not the package
 
 
 # -- records in the current shape -------------------------------------------------------------------
@@ -182,12 +183,12 @@ def test_current_records_give_titles_links_and_install_as_argument_lists(tmp_pat
 
     github = found["io.github.github/github-mcp-server"]
     assert (github.name, github.url, github.categories) == (
-        "GitHub",
+        "GitHub (io.github.github/github-mcp-server)",  # with its namespace: a title alone can be anybody's
         "https://github.com/github/github-mcp-server",
-        ["MCP server", "oci"],
+        [],
     )
-    assert github.details["install"]["command"] == "docker"  # the stdio package before the HTTP one and the remote
-    assert github.details["install"]["args"] == [
+    assert route(github)["command"] == "docker"  # the stdio package before the remote and the HTTP package
+    assert route(github)["args"] == [
         "run",
         "-i",
         "--rm",
@@ -195,7 +196,8 @@ def test_current_records_give_titles_links_and_install_as_argument_lists(tmp_pat
         "GITHUB_PERSONAL_ACCESS_TOKEN",
         "ghcr.io/github/github-mcp-server:0.9.0",
     ]
-    assert github.details["install"]["env"][0] == {
+    assert [r["kind"] for r in github.details["installs"]] == ["package", "remote", "package"]
+    assert route(github)["env"][0] == {
         "name": "GITHUB_PERSONAL_ACCESS_TOKEN",
         "required": True,
         "secret": True,
@@ -203,7 +205,7 @@ def test_current_records_give_titles_links_and_install_as_argument_lists(tmp_pat
     }
     files = found["io.example/files"]
     assert files.name == "io.example/files" and files.link == "https://github.com/example/files"
-    assert files.details["install"]["args"] == [
+    assert route(files)["args"] == [
         "--python",
         "3.12",
         "mcp-files@2.0.0",
@@ -213,14 +215,15 @@ def test_current_records_give_titles_links_and_install_as_argument_lists(tmp_pat
         "--token",
         "<token>",
     ]
-    weather = found["com.example/weather"].details["install"]
-    assert weather == {
+    weather = found["com.example/weather"]
+    assert route(weather) == {
         "kind": "remote",
         "url": "https://weather.example.com/mcp",
         "transport": "streamable-http",
         "headers": [{"name": "X-API-Key", "required": True, "secret": True, "description": "Your key"}],
+        "source": "registry",
     }
-    assert found["com.example/weather"].categories == ["MCP server", "remote"]
+    assert weather.categories == []
 
 
 def test_deleted_servers_are_dropped_deprecated_flagged_and_only_the_latest_version_kept(tmp_path):
@@ -491,18 +494,15 @@ def test_both_snapshots_build_into_one_catalogue(seed, tmp_path, embedder):
     kinds = [api.kind for api in catalog.apis()]
     assert kinds.count("api") >= 1_400 and kinds.count("server") >= 450
     assert int(meta["apis"]) == len(kinds)
-    assert "MCP server" not in catalog.real_categories  # a registry's type tags are not a directory's categories
     card = api_details(catalog, catalog.get_api("io.github.21st-dev/magic-mcp").id)
     assert card.install is not None and card.install["args"] == ["-y", "@21st-dev/magic@0.0.46"]
     assert api_details(catalog, "AdoptAPet").install is None
 
 
-NPM = PackageInstall(
-    registry="npm",
-    identifier="@example/notes",
-    version="1.2.0",
-    command="npx",
-    args=["-y", "@example/notes@1.2.0"],
+NPM = package(
+    "npm",
+    "@example/notes",
+    "1.2.0",
     env=[Variable(name="NOTES_TOKEN", required=True, secret=True), Variable(name="NOTES_DIR")],
 )
 REMOTE = RemoteInstall(
@@ -512,27 +512,13 @@ REMOTE = RemoteInstall(
 )
 
 
-def test_a_client_configuration_runs_the_current_release_where_the_install_pins_the_registry_s_version():
-    docker = PackageInstall(
-        registry="oci",
-        identifier="example/notes",
-        version="1.2.0",
-        command="docker",
-        args=["run", "-i", "example/notes:1.2.0"],
-    )
-    assert NPM.current().args == ["-y", "@example/notes"] and NPM.args == ["-y", "@example/notes@1.2.0"]
-    assert docker.current().args == ["run", "-i", "example/notes"]
-    unpinned = NPM.model_copy(update={"version": "", "args": ["-y", "@example/notes"]})
-    assert unpinned.current() == unpinned
-
-
-def test_a_plans_servers_become_client_configurations(tmp_path, embedder):
+def test_a_plans_servers_become_client_configurations_that_keep_the_pinned_version(tmp_path, embedder):
     expected = {
         "claude_desktop": {
             "mcpServers": {
                 "notes": {
                     "command": "npx",
-                    "args": ["-y", "@example/notes"],  # the current release; `install` keeps the pin
+                    "args": ["-y", "@example/notes@1.2.0"],  # the version the source pins
                     "env": {"NOTES_TOKEN": "<NOTES_TOKEN>", "NOTES_DIR": "<NOTES_DIR>"},
                 },
                 "weather": {
@@ -547,7 +533,7 @@ def test_a_plans_servers_become_client_configurations(tmp_path, embedder):
                 "notes": {
                     "type": "stdio",
                     "command": "npx",
-                    "args": ["-y", "@example/notes"],  # the current release; `install` keeps the pin
+                    "args": ["-y", "@example/notes@1.2.0"],
                     "env": {"NOTES_TOKEN": "<NOTES_TOKEN>", "NOTES_DIR": "<NOTES_DIR>"},
                 },
                 "weather": {
@@ -557,8 +543,38 @@ def test_a_plans_servers_become_client_configurations(tmp_path, embedder):
                 },
             }
         },
+        "claude_code": [
+            "claude mcp add notes -e 'NOTES_TOKEN=<NOTES_TOKEN>' -e 'NOTES_DIR=<NOTES_DIR>' -- npx -y @example/notes@1.2.0",
+            "claude mcp add --transport http --header 'X-API-Key: <X-API-Key>' weather https://weather.example.com/mcp",
+        ],
+        "variables": [
+            {
+                "server": "notes",
+                "name": "NOTES_TOKEN",
+                "required": True,
+                "secret": True,
+                "description": "",
+                "kind": "env",
+            },
+            {
+                "server": "notes",
+                "name": "NOTES_DIR",
+                "required": False,
+                "secret": False,
+                "description": "",
+                "kind": "env",
+            },
+            {
+                "server": "weather",
+                "name": "X-API-Key",
+                "required": True,
+                "secret": True,
+                "description": "",
+                "kind": "header",
+            },
+        ],
     }
-    assert client_config([("io.example/notes", NPM), ("com.example/weather", REMOTE)]) == expected
+    assert client_config([("notes", NPM), ("weather", REMOTE)]).model_dump() == expected
 
     notes = {
         "name": "io.example/notes",
@@ -579,12 +595,17 @@ def test_a_plans_servers_become_client_configurations(tmp_path, embedder):
     (tmp_path / "page.json").write_text(json.dumps([response(notes), response(WEATHER), response(GITHUB)]))
     build_from_sources([load_registry(tmp_path / "page.json")], tmp_path / "c.db", embedder)
     catalog = Catalog(tmp_path / "c.db", embedder=embedder)
-    awarded = [catalog.get_api(name).id for name in ("io.example/notes", "Weather")]  # not GitHub
+    awarded = [catalog.get_api(name).id for name in ("io.example/notes", "Weather (com.example/weather)")]
     plan = SimpleNamespace(apis=[SimpleNamespace(api_id=i) for i in awarded])
-    assert plan_client_config(plan, catalog) == expected  # type: ignore[arg-type]
+    config = plan_client_config(plan, catalog)  # type: ignore[arg-type]
+    assert config is not None and config.model_dump() == {
+        **expected,
+        "variables": [{**v, "description": "Your key"} if v["kind"] == "header" else v for v in expected["variables"]],
+    }
     assert plan_client_config(SimpleNamespace(apis=[]), catalog) is None  # type: ignore[arg-type]
-    assert install_line(INSTALL.validate_python(catalog.get_api("Weather").details["install"])) == (
-        "connect: https://weather.example.com/mcp (streamable-http); headers: X-API-Key"
+    weather = routes_of(catalog.get_api("Weather (com.example/weather)").details)[0]
+    assert install_line(weather) == (
+        "connect: https://weather.example.com/mcp (streamable-http); headers: X-API-Key (required, secret)"
     )
 
 
@@ -594,7 +615,7 @@ async def test_recommend_apis_and_get_api_carry_the_install(tmp_path, embedder):
     settings = Settings(catalog_path=tmp_path / "c.db", runs_path=tmp_path / "runs.db", embedding_model="hashing")
     async with Client(build_server(settings)) as client:
         plan = ok(await client.call_tool("recommend_apis", {"requirement": "read and write files under a folder"}))
-        card = ok(await client.call_tool("get_api", {"api": "Weather"}))
+        card = ok(await client.call_tool("get_api", {"api": "Weather (com.example/weather)"}))
 
     chosen = plan["functions"][0]["apis"][0]
     assert chosen["name"] == "io.example/files" and chosen["install"]["command"] == "uvx"
@@ -620,7 +641,7 @@ def test_recommend_prints_the_install_and_the_client_configuration(tmp_path):
     text = CliRunner().invoke(main, ["recommend", need, "--db", str(db)], env=env)
     assert text.exit_code == 0, text.output
     assert "run: uvx --python 3.12 mcp-files@2.0.0 '<root_folder>' --mode 'read; rm -rf /'" in text.output
-    assert '"mcpServers": {' in text.output and '"servers": {' in text.output
+    assert '"mcpServers": {' in text.output and '"servers": {' in text.output and "claude mcp add files" in text.output
 
     as_json = CliRunner().invoke(main, ["recommend", need, "--db", str(db), "--json"], env=env)
     config = json.loads(as_json.output)["client_config"]

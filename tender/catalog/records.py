@@ -4,13 +4,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..safety import clean
+from ..safety import clean, one_line
 
 from .words import name_words, own_name
 
 Status = Literal["active", "deprecated", "unknown"]
 STATUSES: tuple[str, ...] = ("active", "deprecated", "unknown")
 ItemKind = Literal["api", "operation", "tool", "server"]  # server: an MCP registry record
+
+
+ONE_LINE = frozenset({"name", "url", "source", "provider", "status_source", "link", "server", "tool"})
 
 
 class Api(BaseModel):
@@ -51,7 +54,12 @@ class Api(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _clean(cls, data):
-        return cleaned(data)
+        data = cleaned(data)
+        if isinstance(data, dict):  # what names a thing is one line; a description keeps its paragraphs
+            data = {k: one_line(v) if k in ONE_LINE and isinstance(v, str) else v for k, v in data.items()}
+            if isinstance(data.get("categories"), list):
+                data["categories"] = [one_line(c) if isinstance(c, str) else c for c in data["categories"]]
+        return data
 
     @property
     def primary_category(self) -> str | None:
@@ -61,15 +69,44 @@ class Api(BaseModel):
     def provider_name(self) -> str:
         return self.provider or self.name
 
+    @property
+    def of_server(self) -> bool:
+        """A server of an MCP catalogue (a registry's, toolsdk's, Docker's) or one of the tools it lists."""
+        return self.kind == "server" or (self.kind == "tool" and bool(self.details.get("of_server")))
+
+    @property
+    def title(self) -> str:
+        """A server's own title (its name without its namespace), else the name."""
+        if self.kind == "server":
+            namespace = str(self.details.get("namespace") or self.provider)
+            return str(self.details.get("title") or "") or name_words(namespace.rsplit("/", 1)[-1]) or self.name
+        return self.name
+
     def name_text(self) -> str:
         """The words of the item's own name ('read_file' -> 'read file'): what the name says it does, embedded
-        apart from the description."""
+        apart from the description. A server's is its title, never its namespace ("io.github.x" says nothing)."""
+        if self.kind == "server":
+            return self.title
         own = own_name(self.kind, self.name, self.tool, str(self.details.get("operation_id") or ""), self.url)
         return name_words(own) or own
 
+    def lexical_name(self) -> str:
+        """The name as the word index reads it: a server's title and the words of its package's own name (not its
+        namespace's "io github", which every registry server shares); other items their name and its words."""
+        if self.kind == "server":
+            own = str(self.details.get("namespace") or self.provider).rsplit("/", 1)[-1]
+            return f"{self.title} {name_words(own)}"
+        if self.kind == "tool" and self.details.get("of_server"):
+            return f"{self.tool} {name_words(self.tool)}"
+        return f"{self.name} {name_words(self.name)}"
+
     def text(self) -> str:
         """What is embedded for this item. A provider other than the item itself is named too (an operation or a
-        tool reads better with its API or server); ProgrammableWeb texts are unchanged, so are their vectors."""
+        tool reads better with its API or server); ProgrammableWeb texts are unchanged, so are their vectors. A server
+        of an MCP catalogue reads as its title, categories, description and the names of its tools; each of its
+        tools as its name, its server's title and what it does."""
+        if self.of_server:
+            return self._server_text()
         if self.kind == "api":
             provider = f" {self.provider}." if self.provider and self.provider != self.name else ""
             head = f"{self.name}.{provider} {', '.join(self.categories)}."
@@ -82,6 +119,20 @@ class Api(BaseModel):
         inputs = self.details.get("inputs")
         if inputs:
             parts.append("Inputs: " + ", ".join(inputs))
+        return " ".join(p if p.endswith((".", "!", "?")) else f"{p}." for p in parts if p)
+
+    def _server_text(self) -> str:
+        if self.kind == "server":
+            tools = [name_words(str(t)) for t in self.details.get("tool_names") or []][:30]
+            parts = [self.title, ", ".join(self.categories), self.description.strip()]
+            if tools:
+                parts.append("Tools: " + ", ".join(tools))
+        else:
+            server = str(self.details.get("server_title") or "")
+            parts = [name_words(self.tool) or self.tool, server, self.description.strip()]
+            inputs = self.details.get("inputs")
+            if inputs:
+                parts.append("Inputs: " + ", ".join(inputs))
         return " ".join(p if p.endswith((".", "!", "?")) else f"{p}." for p in parts if p)
 
 

@@ -19,14 +19,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from pydantic import BaseModel, Field, TypeAdapter
 
 from ...errors import SourceError
+from ...safety import one_line
+from .. import install
 from ..database import connect_read_only
+from ..install import RUNNERS, Arg, MAX_VARIABLES, PackageInstall, Refused, RemoteInstall, Variable
 from ..records import Api
+from ..servers import Server, archived, items_of
 from .base import Loaded, SourceInfo, read_text
 from .http import Fetcher, NotFound, is_url
 from .jsonl import file_hash
@@ -41,54 +44,9 @@ MAX_DESCRIPTION = 2000
 MAX_NAMED = 20  # records named in the source info when left out
 # What a sync asks for: changes since the last read, less this margin, against clocks that disagree.
 SYNC_OVERLAP = timedelta(minutes=10)
-# The command that runs a package of each registry, where the record gives no runtimeHint.
-RUNNERS = {"npm": "npx", "pypi": "uvx", "oci": "docker", "nuget": "dnx"}
-LOCAL_HOSTS = {"localhost", "127.0.0.1", "0.0.0.0", "::1"}  # the seed's "remotes" on localhost are not hosted
 
 
 # -- how to run a server --------------------------------------------------------------------------
-class Variable(BaseModel):
-    """An environment variable (a package) or an HTTP header (a remote) the user supplies."""
-
-    name: str
-    required: bool = False
-    secret: bool = False
-    description: str = ""
-
-
-class PackageInstall(BaseModel):
-    """A package run locally: `command` with `args`, one argument per element (never joined into a shell line)."""
-
-    kind: Literal["package"] = "package"
-    registry: str = Field(description="npm, pypi, oci, nuget, mcpb or cargo.")
-    identifier: str
-    version: str = ""
-    command: str = Field(description="npx, uvx, docker, dnx, or the record's runtimeHint.")
-    args: list[str] = Field(description='Placeholders such as "<path>" stand for values that are the user\'s.')
-    env: list[Variable] = []
-    transport: str = "stdio"
-
-    def current(self) -> "PackageInstall":
-        """The same command running the package's current release: `args` without the registry's version pin
-        (name@version, image:version). A registry snapshot names versions that a package registry may no longer
-        serve (@openbnb/mcp-server-airbnb@0.1.1 of the 2025 snapshot: npm has only 0.3.0)."""
-        pins = {f"{self.identifier}@{self.version}", f"{self.identifier}:{self.version}"} if self.version else set()
-        return self.model_copy(update={"args": [self.identifier if a in pins else a for a in self.args]})
-
-
-class RemoteInstall(BaseModel):
-    """A server hosted elsewhere, reached over streamable HTTP or SSE."""
-
-    kind: Literal["remote"] = "remote"
-    url: str
-    transport: str = Field(description="streamable-http or sse.")
-    headers: list[Variable] = []
-
-
-Install = Annotated[PackageInstall | RemoteInstall, Field(discriminator="kind")]
-INSTALL: TypeAdapter[PackageInstall | RemoteInstall] = TypeAdapter(Install)
-
-
 class Malformed(ValueError):
     """A record that cannot be read; its message says why."""
 
@@ -139,121 +97,112 @@ def filled(value: str, variables: Any) -> str:
     return _BRACES.sub(one, value)
 
 
-def arguments(items: Any, what: str) -> list[str]:
-    """Runtime or package arguments as a list of strings. A fixed value is kept as written, however many spaces or
-    metacharacters it holds: it is one element. A required value that is the user's becomes "<hint>"; an optional
-    one without a value is left out."""
-    out: list[str] = []
+def arguments(items: Any, what: str) -> list[Arg]:
+    """A record's runtime or package arguments as it states them, for `install.package` to check: a fixed value as
+    written ("{name}" filled from the argument's variables), a value that is the user's as a hint."""
+    out: list[Arg] = []
     for argument in objects(items, what):
         kind = pick(argument, "type", default="positional")
+        if kind not in ("named", "positional"):
+            raise Malformed(f"{what}: an argument of type {str(kind)[:30]!r}")
         name = text(argument.get("name"), f"{what}: name")
         value = pick(argument, "value")
         if value is None:
             value = pick(argument, "default")
-        hint = text(pick(argument, "valueHint", "value_hint"), f"{what}: valueHint") or name.lstrip("-") or "value"
-        required = bool(pick(argument, "isRequired", "is_required", default=False))
+        hint = text(pick(argument, "valueHint", "value_hint"), f"{what}: valueHint")
+        if kind == "named" and not name:
+            raise Malformed(f"{what}: a named argument has no name")
         given = filled(text(value, f"{what}: value"), argument.get("variables")) if value is not None else None
-        if kind == "named":
-            if not name:
-                raise Malformed(f"{what}: a named argument has no name")
-            if given is None:
-                if required:  # a flag of its own (format boolean), or one that takes the user's value
-                    out += [name] if argument.get("format") == "boolean" else [name, f"<{hint}>"]
-            elif given == name:  # the seed repeats the flag as its value
-                out.append(name)
-            else:
-                out += [name, given]
-        elif kind == "positional":
-            if given is not None:
-                out.append(given)
-            elif required:
-                out.append(f"<{hint}>")
-        else:
-            raise Malformed(f"{what}: an argument of type {kind!r}")
+        out.append(
+            Arg(
+                kind=kind,
+                name=name,
+                value=given,
+                hint=hint,
+                required=bool(pick(argument, "isRequired", "is_required", default=False)),
+                boolean=argument.get("format") == "boolean",
+            )
+        )
     return out
 
 
 def variables(items: Any, what: str) -> list[Variable]:
     found = []
-    for item in objects(items, what):
-        name = text(item.get("name"), f"{what}: name")
+    for item in objects(items, what)[:MAX_VARIABLES]:
+        name = text(item.get("name"), f"{what}: name").strip()
         if not name:
             raise Malformed(f"{what}: a variable has no name")
-        found.append(
-            Variable(
-                name=name,
-                required=bool(pick(item, "isRequired", "is_required", default=False)),
-                secret=bool(pick(item, "isSecret", "is_secret", default=False)),
-                description=text(item.get("description"), f"{what}: description")[:300],
+        try:
+            found.append(
+                Variable(
+                    name=name,
+                    required=bool(pick(item, "isRequired", "is_required", default=False)),
+                    secret=bool(pick(item, "isSecret", "is_secret", default=False)),
+                    description=one_line(text(item.get("description"), f"{what}: description"))[:300],
+                )
             )
-        )
+        except ValueError:
+            raise Refused(f"{what}: {name[:40]!r} is not a variable name") from None
     return found
 
 
 def package_install(package: dict, number: int) -> PackageInstall | None:
-    """How to run a package, or None where no command can be told (an unknown registry without a runtimeHint)."""
+    """How to run a package, checked (install.package); None where the record names no registry Tender runs
+    (`unknown`, mcpb, cargo). Refused, saying why, where its parts would run anything but its package."""
     what = f"packages[{number}]"
     registry = text(pick(package, "registryType", "registry_type", "registry_name"), f"{what}: registryType").lower()
     registry = "oci" if registry == "docker" else registry
-    identifier = text(pick(package, "identifier", "name"), f"{what}: identifier")
-    version = text(pick(package, "version"), f"{what}: version")
-    hint = text(pick(package, "runtimeHint", "runtime_hint"), f"{what}: runtimeHint")
-    command = hint or RUNNERS.get(registry, "")
-    if not identifier or not command:
+    if registry not in RUNNERS:
         return None
-    env = variables(pick(package, "environmentVariables", "environment_variables"), f"{what}: environmentVariables")
-    runtime = arguments(pick(package, "runtimeArguments", "runtime_arguments"), f"{what}: runtimeArguments")
-    after = arguments(pick(package, "packageArguments", "package_arguments"), f"{what}: packageArguments")
-    pinned = version and version != "latest"
-    if command == "npx":
-        spec = f"{identifier}@{version}" if pinned else identifier
-        args = [*([] if {"-y", "--yes"} & set(runtime) else ["-y"]), *runtime, spec, *after]
-    elif command == "uvx":
-        args = [*runtime, f"{identifier}@{version}" if pinned else identifier, *after]  # uv's name@version form
-    elif command == "docker":
-        tagged = ":" in identifier.rsplit("/", 1)[-1] or "@" in identifier
-        image = identifier if tagged or not pinned else f"{identifier}:{version}"
-        passed = [flag for v in env if v.name not in runtime for flag in ("-e", v.name)]  # into the container
-        args = ["run", "-i", "--rm", *passed, *runtime, image, *after]
-    elif command == "dnx":
-        args = [*runtime, f"{identifier}@{version}" if pinned else identifier, "--yes", *after]
-    else:
-        args = [*runtime, identifier, *after]
-    transport = text(pick(package.get("transport"), "type"), f"{what}: transport") or "stdio"
-    return PackageInstall(
-        registry=registry,
-        identifier=identifier,
-        version=version,
-        command=command,
-        args=args,
-        env=env,
-        transport=transport,
+    return install.package(
+        registry,
+        text(pick(package, "identifier", "name"), f"{what}: identifier"),
+        text(pick(package, "version"), f"{what}: version"),
+        runner_hint=text(pick(package, "runtimeHint", "runtime_hint"), f"{what}: runtimeHint"),
+        runner_arguments=arguments(pick(package, "runtimeArguments", "runtime_arguments"), f"{what}: runtimeArguments"),
+        arguments=arguments(pick(package, "packageArguments", "package_arguments"), f"{what}: packageArguments"),
+        env=variables(pick(package, "environmentVariables", "environment_variables"), f"{what}: environmentVariables"),
+        transport=text(pick(package.get("transport"), "type"), f"{what}: transport") or "stdio",
+        source="registry",
     )
 
 
-def remote_install(remote: dict, number: int) -> RemoteInstall | None:
+def remote_install(entry: dict, number: int) -> RemoteInstall | None:
+    """A remote endpoint, checked; None for one on this machine (a server the user starts is not a remote one)."""
     what = f"remotes[{number}]"
-    url = text(remote.get("url"), f"{what}: url")
-    if not is_url(url) or (urlsplit(url).hostname or "") in LOCAL_HOSTS:
-        return None  # a server the user starts on their own machine is not a remote one
-    transport = text(pick(remote, "type", "transport_type"), f"{what}: type")
-    transport = {"streamable": "streamable-http", "http": "streamable-http"}.get(transport, transport)
-    if not transport:
-        transport = "sse" if url.rstrip("/").endswith("/sse") else "streamable-http"
-    return RemoteInstall(url=url, transport=transport, headers=variables(remote.get("headers"), f"{what}: headers"))
+    url = text(entry.get("url"), f"{what}: url").strip()
+    if (urlsplit(url).hostname or "") in install.LOCAL_HOSTS:
+        return None
+    return install.remote(
+        url,
+        text(pick(entry, "type", "transport_type"), f"{what}: type"),
+        variables(entry.get("headers"), f"{what}: headers"),
+        source="registry",
+    )
 
 
-def install_of(detail: dict) -> PackageInstall | RemoteInstall | None:
-    """The way to run the server: a package over stdio first, then any package, then a remote (streamable HTTP
-    before SSE)."""
-    packages = [
-        p for n, raw in enumerate(objects(detail.get("packages"), "packages")) if (p := package_install(raw, n))
-    ]
-    remotes = [r for n, raw in enumerate(objects(detail.get("remotes"), "remotes")) if (r := remote_install(raw, n))]
-    stdio = [p for p in packages if p.transport == "stdio"]
-    remotes.sort(key=lambda r: r.transport != "streamable-http")
-    ways: list[PackageInstall | RemoteInstall] = [*stdio, *packages, *remotes]
-    return ways[0] if ways else None
+def installs_of(detail: dict) -> tuple[list[PackageInstall | RemoteInstall], list[str]]:
+    """Every way to run the server that passes the checks, best first (a package over stdio, then any package, then
+    a remote, streamable HTTP before SSE), and why each other way was refused."""
+    routes: list[PackageInstall | RemoteInstall] = []
+    refused: list[str] = []
+    for kind, maker in (("packages", package_install), ("remotes", remote_install)):
+        for n, raw in enumerate(objects(detail.get(kind), kind)[:MAX_VARIABLES]):
+            try:
+                route = maker(raw, n)
+            except Refused as error:
+                refused.append(f"{kind}[{n}]: {error}")
+                continue
+            if route is not None:
+                routes.append(route)
+    routes.sort(
+        key=lambda r: (
+            r.kind != "package",
+            r.kind == "package" and r.transport != "stdio",
+            r.kind == "remote" and r.transport != "streamable-http",
+        )
+    )
+    return routes, refused
 
 
 # -- records to items -----------------------------------------------------------------------------
@@ -296,37 +245,40 @@ def read_record(raw: Any, origin: str, listed: str) -> Entry:
     repository: dict = detail["repository"] if isinstance(detail.get("repository"), dict) else {}
     website = text(pick(detail, "websiteUrl", "website_url"), "websiteUrl")
     home = next((u for u in (website, text(repository.get("url"), "repository.url")) if is_url(u)), "")
-    install = install_of(detail)
+    routes, refused = installs_of(detail)
     if status == "deprecated":
         said = message or "the registry marks it deprecated"
     elif status == "active":
         said = f"MCP Registry status: active{f' ({message})' if message else ''}" if official else listed
     else:
         said = f"MCP Registry status: {status}"
-    kind = install.registry if isinstance(install, PackageInstall) else ("remote" if install else "")
-    api = Api(
-        id=0,
-        name=title or name,
-        kind="server",
-        provider=name,
-        url=home,
-        link=home,
-        categories=["MCP server", *([kind] if kind else [])],
-        description=description[:MAX_DESCRIPTION],
+    server = Server(
+        ref=f"registry:{name}",
+        namespace=name,
+        title=title,
+        description=description,
         source=origin,
+        repository=text(repository.get("url"), "repository.url")
+        if is_url(text(repository.get("url"), "repository.url"))
+        else "",
+        homepage=home,
+        routes=routes,
+        refused=refused,
         status=status if status in ("active", "deprecated") else "unknown",
         status_source=said,
-        details={
+        extra={
             "registry": {
                 "name": name,
                 "title": title,
                 "version": version,
                 "published_at": published,
                 "updated_at": updated,
-            },
-            **({"install": install.model_dump(mode="json")} if install else {}),
+            }
         },
     )
+    if status == "active" and archived(title, description):
+        server.status, server.status_source = "deprecated", "its record says it is archived or deprecated"
+    api = items_of(server)[0]
     return Entry(name, version, status, latest is not False, published, api)
 
 
@@ -604,7 +556,8 @@ def load_registry(
             raise SourceError(name, "lists no server to recommend (every record was left out or deleted)")
     counts.update(
         deprecated=sum(a.status == "deprecated" for a in apis),
-        **{"without install information": sum("install" not in a.details for a in apis)},
+        **{"without install route": sum(not a.details.get("installs") for a in apis)},
+        **{"routes refused": sum(len(a.details.get("install_refused", [])) for a in apis)},
     )
     left = counts["malformed"] + counts["too large"]
     info = SourceInfo(
