@@ -66,7 +66,7 @@ def test_the_published_directory_reads_into_one_item_per_api(real):
         "https://www.adoptapet.com/public/apis/pet_list.html",
         "active",
     )
-    assert pet.details == {"auth": "apiKey", "https": True, "cors": "yes"}
+    assert pet.details == {"refs": ["public-apis:AdoptAPet"], "auth": "apiKey", "https": True, "cors": "yes"}
     assert {api.details["cors"] for api in real.apis} == {"yes", "no", "unknown"}
     assert len({c for api in real.apis for c in api.categories}) == 51
 
@@ -78,8 +78,13 @@ def test_odd_rows_are_read_as_the_file_has_them(tmp_path):
 
     assert list(apis) == ["Cat Facts", "Cats", "Old Zoo", "Genius"]  # not the sponsors' Fixer
     assert apis["Cat Facts"].categories == ["Animals", "Music"]
-    assert apis["Cats"].details == {"auth": "apiKey", "https": True, "cors": "no"}
-    assert apis["Old Zoo"].details == {"auth": "OAuth", "https": False, "cors": "unknown"}
+    assert apis["Cats"].details == {"refs": ["public-apis:Cats"], "auth": "apiKey", "https": True, "cors": "no"}
+    assert apis["Old Zoo"].details == {
+        "refs": ["public-apis:Old Zoo"],
+        "auth": "OAuth",
+        "https": False,
+        "cors": "unknown",
+    }
     assert apis["Old Zoo"].status == "deprecated" and "no longer available" in apis["Old Zoo"].status_source
     assert apis["Genius"].description == "Crowdsourced lyrics | music knowledge"  # an escaped pipe, extra cell
     assert loaded.info.counts == {

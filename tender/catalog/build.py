@@ -24,8 +24,8 @@ from .encoders import EncoderId, recorded_encoder
 from .graph import co_usage_counts, jaccard
 from .records import Api, Mashup
 from .schema import SCHEMA_VERSION, create_indexes, create_tables
+from .servers import merge_items
 from .summary import fingerprint_of
-from .words import name_words
 from .sources import Loaded, load_jsonl
 
 
@@ -184,17 +184,16 @@ def assemble(sources: list[Loaded]) -> tuple[list[Api], list[Mashup]]:
         mashups.extend(source.mashups)
     next_id = max(owner, default=-1) + 1
     names = {api.name.casefold() for api in apis}
-    for source in sources:
-        if source.info.kind == "jsonl":
-            continue
-        for api in source.apis:
-            name, n = api.name, 1
-            while name.casefold() in names:
-                n += 1
-                name = f"{api.name} #{n}"
-            names.add(name.casefold())
-            apis.append(api.model_copy(update={"id": next_id, "name": name}))
-            next_id += 1
+    # A server listed by several catalogues (the MCP Registry, toolsdk's, Docker's) becomes one item.
+    others = merge_items([api for source in sources if source.info.kind != "jsonl" for api in source.apis])
+    for api in others:
+        name, n = api.name, 1
+        while name.casefold() in names:
+            n += 1
+            name = f"{api.name} #{n}"
+        names.add(name.casefold())
+        apis.append(api.model_copy(update={"id": next_id, "name": name}))
+        next_id += 1
     if not apis:
         raise SourceError(
             "catalogue", "no source gave any item; name JSONL files, --openapi documents or --mcp servers"
@@ -292,7 +291,7 @@ def _write(path: Path, apis: list[Api], mashups: list[Mashup], embedder: Embedde
         )
         db.conn.executemany(
             "insert into items_fts (rowid, name, body) values (?, ?, ?)",
-            ((api.id, f"{api.name} {name_words(api.name)}", api.text()) for api in apis),
+            ((api.id, api.lexical_name(), api.text()) for api in apis),
         )
         db["co_usage"].insert_all(
             {"api_a": x, "api_b": y, "count": n, "weight": jaccard(n, usage[x], usage[y])}

@@ -1,11 +1,17 @@
 """What every source hands to the build: its items, and a description of itself for `tender catalog info`."""
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from ...errors import SourceError
 from ..records import Api, Mashup
+
+
+def mapping(value: Any) -> dict:
+    """A record's object, or an empty one where it holds anything else (a record is other people's data)."""
+    return value if isinstance(value, dict) else {}
 
 
 def read_text(path: Path) -> str:

@@ -104,6 +104,7 @@ def parse(text: str, origin: str) -> tuple[list[Api], dict[str, int], list[str]]
                 status="deprecated" if status == "deprecated" else "active",
                 status_source=said or "listed in the public-apis directory",
                 details={
+                    "refs": [f"public-apis:{name}"],
                     "auth": auth_of(auth),
                     "https": https.strip().casefold() == "yes",
                     "cors": cors.strip().strip("`").casefold() if cors.strip() else "unknown",
