@@ -10,6 +10,7 @@ from tender.settings import LLM_IN_FLIGHT_DEFAULT
 
 from .context import RunContext
 from .contractor import ContractorPool
+from .form import FormReading, describe, read_forms
 from .messages import (
     MANAGER,
     AcceptProposal,
@@ -46,6 +47,8 @@ class Negotiation:
         self.dead: list[Propose] = []
         self.contacted: set[str] = set()
         self.context_parts: list[str] = []  # the parts of the requirement the decomposition read as context
+        self.forms: dict[str, str] = {}  # each function's text -> the form that serves it (agents/form.py)
+        self.form_note = ""
         self._shortlists: dict[tuple[str, str], Shortlist] = {}
         self._tasks = 0
 
@@ -56,6 +59,16 @@ class Negotiation:
             for c in shortlist.candidates:
                 best[c.item] = max(best.get(c.item, 0.0), c.score)
         return sorted(best, key=lambda a: (-best[a], a))
+
+    def form_of(self, text: str) -> str:
+        """The form that serves a function (or a part of the requirement): as the caller's kind says, as read for
+        it, else as the request reads as a whole."""
+        kind = self.request.kind
+        if kind is not None:
+            return kind
+        if text not in self.forms:
+            self.forms[text] = read_forms(self.request.requirement, [text]).forms[0]
+        return self.forms[text]
 
     def next_task_id(self) -> str:
         self._tasks += 1
@@ -88,21 +101,42 @@ class Manager:
     def decompose(
         self, request: Request, context: RunContext, negotiation: Negotiation | None = None
     ) -> list[FunctionSpec]:
-        """Step 1: the needs the caller stated, as they are, or the reasoner's decomposition of the requirement."""
+        """Step 1: the needs the caller stated, as they are, or the reasoner's decomposition of the requirement;
+        each with the form that serves it (the caller's kind, a form the reasoner read, else read by rules)."""
         if request.needs:
             if request.needs_note is None:
                 context.note(
                     f"The plan's {len(request.needs)} step(s) are the needs stated with the request, as stated."
                 )
-            return [
+            functions = [
                 FunctionSpec(id=f"f{i}", name=short_name(need), description=need)
                 for i, need in enumerate(request.needs, start=1)
             ]
-        requirement = request.requirement
-        decomposition = self.reasoner.run(DecomposeTask(requirement=requirement), context)
+        else:
+            decomposition = self.reasoner.run(DecomposeTask(requirement=request.requirement), context)
+            if negotiation is not None:
+                negotiation.context_parts = list(decomposition.context)
+            functions = list(decomposition.functions)
+        return self.with_forms(request, functions, negotiation)
+
+    def with_forms(
+        self, request: Request, functions: list[FunctionSpec], negotiation: Negotiation | None
+    ) -> list[FunctionSpec]:
+        """The functions with their forms, and the plan's note saying what was read, where the catalogue holds
+        both MCP servers and web APIs (elsewhere the form chooses nothing)."""
+        if request.kind is not None:
+            reading = FormReading(forms=[request.kind] * len(functions), source="given")
+        else:
+            reading = read_forms(request.requirement, [f.description for f in functions])
+            stated = [f.form for f in functions]  # a reasoner that read the forms itself (the local model) is kept
+            if any(form != "any" for form in stated):
+                reading = FormReading(forms=stated, said=["the reader"] * len(stated))
+        functions = [f.model_copy(update={"form": form}) for f, form in zip(functions, reading.forms)]
         if negotiation is not None:
-            negotiation.context_parts = list(decomposition.context)
-        return list(decomposition.functions)
+            negotiation.forms.update({f.description: f.form for f in functions})
+            if self.ranker.mixed_forms:
+                negotiation.form_note = describe(reading, [f.description for f in functions])
+        return functions
 
     # -- step 2 -----------------------------------------------------------------------------------
     def map_categories(
@@ -165,7 +199,11 @@ class Manager:
         key = (text, negotiation.request.requirement)
         if key not in negotiation._shortlists:
             negotiation._shortlists[key] = self.ranker.shortlist(
-                text, negotiation.request.requirement, exclude=negotiation.excluded_apis
+                text,
+                negotiation.request.requirement,
+                exclude=negotiation.excluded_apis,
+                form=negotiation.form_of(text),
+                include_unfit=negotiation.request.constraints.include_deprecated,
             )
         return negotiation._shortlists[key]
 

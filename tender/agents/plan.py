@@ -37,6 +37,16 @@ class PlanStep(BaseModel):
     depends_on: list[str] = Field(default_factory=list, description="Steps whose output this step consumes.")
     rounds: int = Field(0, description="Announcements made (more than 1 after backtracking).")
     reason: str = Field("", description="Why the step is unserved or failed, with the best bid that fell short.")
+    form: str = Field(
+        "any",
+        description="What serves the step: 'mcp_server' (an ability for the assistant: a server to install), "
+        "'web_api' (a part of an app) or 'any'.",
+    )
+    other_form: Award | None = Field(
+        None,
+        description="An unserved step's best item of the other form (its service's web API where no MCP server "
+        "serves it, or the reverse): named, never awarded.",
+    )
 
 
 class RecommendedApi(BaseModel):

@@ -28,7 +28,7 @@ SHORTLIST = 40  # the single agent judges this many items of its own retrieval
 
 
 def _steps_from(functions: list[FunctionSpec]) -> list[PlanStep]:
-    return [PlanStep(id=f.id, function=f.description, depends_on=f.depends_on) for f in functions]
+    return [PlanStep(id=f.id, function=f.description, depends_on=f.depends_on, form=f.form) for f in functions]
 
 
 def _decompose(manager: Manager, negotiation: Negotiation) -> tuple[list[FunctionSpec], list[PlanStep]]:
@@ -101,9 +101,10 @@ def _functions_of(negotiation: Negotiation, offers: list[Propose]) -> tuple[list
     else:
         texts = list(dict.fromkeys(p.function or requirement for p in offers))
         texts.sort(key=lambda t: requirement.find(t) if t in requirement else len(requirement))
-    functions = [FunctionSpec(id=f"f{i}", name=t[:60], description=t) for i, t in enumerate(texts, start=1)] or [
-        FunctionSpec(id="f1", name=requirement[:60], description=requirement)
-    ]
+    functions = [
+        FunctionSpec(id=f"f{i}", name=t[:60], description=t, form=negotiation.form_of(t))
+        for i, t in enumerate(texts, start=1)
+    ] or [FunctionSpec(id="f1", name=requirement[:60], description=requirement, form=negotiation.form_of(requirement))]
     by_text = {f.description: f.id for f in functions}
     return functions, [
         p.model_copy(update={"function_id": by_text.get(p.function or requirement, functions[0].id)}) for p in offers

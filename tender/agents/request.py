@@ -5,6 +5,8 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from tender.errors import InputToFix
+
+from .form import Form
 from tender.safety import echo
 
 DEFAULT_PROTOCOL = "manager-led"
@@ -55,6 +57,11 @@ class Request(BaseModel):
         description="The functions the service needs, one short phrase each, as the caller states them: step 1 then "
         "takes them as they are instead of decomposing the requirement.",
     )
+    kind: Form | None = Field(
+        None,
+        description="What serves the needs: 'mcp_server' (abilities for the assistant itself: servers to install), "
+        "'web_api' (parts of an app someone builds) or 'any'. Unset: read from the request, per need.",
+    )
 
     # Where the needs came from when not from the caller's own words (the client's model, by sampling): that source's
     # note stands for them, so the plan never says two things about one list.
@@ -66,6 +73,8 @@ class Request(BaseModel):
         if needs is None:
             return None
         kept = list(dict.fromkeys(" ".join(n.split()) for n in needs if n and n.strip()))
+        if any(not any(ch.isalnum() for ch in n) for n in kept):
+            raise ValueError("a need has no letters or digits; give each need as a short phrase")
         if not kept:
             raise ValueError("every need is empty; give each need as a short phrase, or leave needs out")
         long = [n for n in kept if len(n) > MAX_NEED_CHARS]

@@ -5,6 +5,8 @@ from pathlib import Path
 
 from tender.catalog import ApiNotFound, Catalog
 from tender.catalog.encoders import check_encoder, recorded_encoder
+from tender.ranking.evidence import level
+from tender.ranking.policy import FORM_WORDS, OTHER_FORM
 from tender.ranking.reader import Reader
 from tender.ranking.retrieval import Ranker
 from tender.ranking.scorer import MODEL_FILE, Scorer, shipped_model
@@ -15,7 +17,7 @@ from .context import RunContext
 from .contractor import ContractorPool
 from .manager import Manager, Negotiation
 from .outcome import plan_of
-from .plan import Run
+from .plan import Award, Plan, Run
 from .reasoners.base import Reasoner
 from .request import InvalidRequest, Request
 from .routing import Router
@@ -146,6 +148,8 @@ class Tender:
                     f"{api.name} is deprecated ({api.status_source or 'by its source'}); it is in the plan because "
                     "the request included deprecated items: check that it still works."
                 )
+        if negotiation.form_note:
+            context.note(negotiation.form_note)
         context.report(1, 1, "plan ready")
         plan = plan_of(
             self.catalog,
@@ -155,7 +159,35 @@ class Tender:
             contract_net=protocol.contract_net,
             backends={"manager": self.manager_reasoner.name, "contractors": self.contractor_reasoner.name},
         )
+        self._other_forms(plan, negotiation)
         return Run(plan=plan, transcript=self._transcript(negotiation))
+
+    def _other_forms(self, plan: Plan, negotiation: Negotiation) -> None:
+        """An unserved step of one form names the best item of the other form, never awarding it: "no MCP server
+        for this in the catalogue; X is its web API"."""
+        if not self.ranker.mixed_forms:
+            return
+        cost = self.ranker.scorer.objective.cost_for(self.ranker.has_history)
+        for step in plan.steps:
+            other = OTHER_FORM.get(step.form)
+            if step.awarded or other is None:
+                continue
+            best = self.ranker.shortlist(
+                step.function, plan.requirement, exclude=negotiation.excluded_apis, form=other
+            ).best(1)
+            if not best or best[0].score < cost:
+                continue
+            api = self.catalog.get_api(best[0].item)
+            step.other_form = Award(
+                api_id=api.id,
+                api_name=api.name,
+                score=best[0].score,
+                rationale=f"a {FORM_WORDS[other]}, not a {FORM_WORDS[step.form]}",
+                status=api.status,
+                level=level(best[0].score),
+            )
+            said = f"no {FORM_WORDS[step.form]} for this in the catalogue; {api.name} is its {FORM_WORDS[other]} ({best[0].score:.2f})"
+            step.reason = f"{said}; {step.reason}" if step.reason else said
 
     def _transcript(self, negotiation: Negotiation):
         transcript = negotiation.transcript

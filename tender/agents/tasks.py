@@ -10,6 +10,7 @@ from tender.ranking.evidence import Evidence
 from tender.ranking.retrieval import Shortlist
 from tender.ranking.scorer import Objective
 
+from .form import Form
 from .messages import CallForProposals, Propose
 
 Out = TypeVar("Out", bound=BaseModel)
@@ -31,6 +32,11 @@ class FunctionSpec(BaseModel):
     name: str = Field(description="A short name for the function, e.g. 'show locations on a map'.")
     description: str = Field(description="The part of the requirement this function realises.")
     depends_on: list[str] = Field(default_factory=list, description="Ids of functions whose output this one uses.")
+    form: Form = Field(
+        "any",
+        description="What serves it: 'mcp_server' (an ability for the assistant itself), 'web_api' (a part of an app) "
+        "or 'any'.",
+    )
 
 
 class Decomposition(BaseModel):

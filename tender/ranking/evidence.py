@@ -38,11 +38,16 @@ class Evidence(BaseModel):
     catalogue_history: bool = Field(False, description="Whether the catalogue has usage history at all.")
     named: float = Field(0.0, description="1 where the requirement names the item, 0.5 by its first words.")
     deprecated: bool = False
+    via_tool: str = Field(
+        "", description="For an MCP server: the tool of it whose description the numbers above are of ('' its own)."
+    )
 
     def describe(self, score: float) -> list[str]:
         """The bid in plain words, strongest first: what its score means, then facts that are true of the item
         whatever the score (its rank, shared words, past use), never an adjective the score does not back."""
         said = [f"{LEVEL_WORDS[level(score)]} ({score:.2f})"]
+        if self.via_tool:
+            said.append(f"its tool {self.via_tool!r} does it")
         if self.named >= 1:
             said.append("the requirement names it")
         if max(self.history, self.history_requirement) >= 0.1:

@@ -18,6 +18,7 @@ from tender.catalog import Catalog
 from .evidence import Evidence
 from .lexical import query_terms
 from .names import NameIndex, common_words
+from .policy import Eligibility
 from .reader import Reader
 from .scorer import Scorer
 from .vectors import QueryEncoder
@@ -78,6 +79,15 @@ class Ranker:
         self._dense, self._name_dense = catalog.dense_search("api"), catalog.dense_search("name")
         self._ids = np.array(self._items.ids, dtype=np.int64)
         self._deprecated = {a.id for a in catalog.apis() if a.status == "deprecated"}
+        self.eligibility = Eligibility(catalog.apis(), self._ids)
+        # A tool of a server the catalogue lists as an item is a way to that server: its match is the server's.
+        servers = {a.provider: a.id for a in catalog.apis() if a.kind == "server"}
+        self._server_of = {
+            a.id: servers[str(a.details.get("of_server"))]
+            for a in catalog.apis()
+            if a.kind == "tool" and str(a.details.get("of_server") or "") in servers
+        }
+        self._tool_names = {a.id: a.tool for a in catalog.apis() if a.id in self._server_of}
         mashups = catalog.vectors("mashup")
         self._mashups = mashups
         self._used_by: list[list[int]] = [catalog.get_mashup(int(m)).api_ids for m in mashups.ids]
@@ -94,6 +104,11 @@ class Ranker:
         if self.reader is not None:
             self.reader.queries.read(requirement, texts)
 
+    @property
+    def mixed_forms(self) -> bool:
+        """Whether the catalogue holds MCP servers and web APIs alike (where a need's form chooses between them)."""
+        return self.eligibility.mixed
+
     def shortlist(
         self,
         function: str,
@@ -101,40 +116,56 @@ class Ranker:
         exclude: Iterable[int] = (),
         depth: int = DEPTH,
         among: Iterable[int] | None = None,
+        form: str | None = None,
+        include_unfit: bool = False,
     ) -> Shortlist:
         """The function's candidates (its words read alone, and where they stand in the requirement), best first,
-        `exclude` left out; with `among`, only those items (the items of a required category, say), however far
-        down they rank."""
+        `exclude` left out and only items of the need's `form` where the catalogue holds both (policy.py); with
+        `among`, only those items (the items of a required category, say), however far down they rank. A tool of a
+        server the catalogue lists is its server's candidate: the server, with the tool's evidence."""
         vectors = self.encoder.embed([function, requirement])
         f_vector, r_vector = vectors[0], vectors[1]
         excluded = set(exclude)
+        eligible = self.eligibility
+        fits = eligible.mask(form, include_unfit)
+        folding = bool(self._server_of)
+        depth_read = depth * 2 if folding else depth  # tools fold into their servers: read deeper
         # Exact below 50,000 items; above, an approximate index and exact scores for what it finds (catalog/ann.py).
         dense = self._dense.similarities(f_vector)
         allowed = ~np.isin(self._ids, list(excluded)) if excluded else np.ones(len(self._ids), dtype=bool)
-        dense_order = self._dense.nearest(dense, allowed, depth)
-        lexical = [
-            h for h in self.catalog.lexical(query_terms(function), k=depth + len(excluded)) if h.id not in excluded
-        ]
+        allowed &= fits
+        dense_order = self._dense.nearest(dense, allowed, depth_read)
+
+        def wanted(item: int) -> bool:
+            return item not in excluded and eligible.allows(item, form, include_unfit)
+
+        over = len(excluded) + (depth_read * 3 if not fits.all() else 0)
+        lexical = [h for h in self.catalog.lexical(query_terms(function), k=depth_read + over) if wanted(int(h.id))]
         history = self._votes(f_vector) if self.has_history else {}
         history_requirement = self._votes(r_vector) if self.has_history else {}
         row = self._items.row
         rankings = [
             [int(self._ids[r]) for r in dense_order],
-            [int(h.id) for h in lexical[:depth]],
-            sorted(history, key=lambda a: -history[a])[:depth],
+            [int(h.id) for h in lexical[:depth_read]],
+            [a for a in sorted(history, key=lambda a: -history[a]) if wanted(a)][:depth_read],
         ]
         fused: dict[int, float] = defaultdict(float)
         for ranking in rankings:
             for rank, item in enumerate(ranking, start=1):
-                if item not in excluded and item in row:
+                if wanted(item) and item in row:
                     fused[item] += 1 / (RRF_K + rank)
         for item in self._named.named(requirement):
-            if item not in excluded and item in row:
+            if wanted(item) and item in row:
                 fused[item] += 1.0  # an item the requirement names is always a candidate
-        pool = sorted(fused, key=lambda a: (-fused[a], a))[:depth]
+        if folding:  # a server whose tools are found is read as well as they are
+            for item in [i for i in fused if i in self._server_of]:
+                server = self._server_of[item]
+                if wanted(server) and server in row:
+                    fused[server] = max(fused.get(server, 0.0), fused[item])
+        pool = sorted(fused, key=lambda a: (-fused[a], a))[:depth_read]
         if among is not None:
-            inside = [a for a in among if a in row and a not in excluded]
-            pool = sorted(inside, key=lambda a: (-fused.get(a, 0.0), -float(dense[row[a]]), a))[:depth]
+            inside = [a for a in among if a in row and wanted(a)]
+            pool = sorted(inside, key=lambda a: (-fused.get(a, 0.0), -float(dense[row[a]]), a))[:depth_read]
         bm25 = {int(h.id): h.score for h in lexical}
         missing = [a for a in pool if a not in bm25]
         if missing:  # BM25 of candidates beyond the lexical ranking's depth
@@ -175,10 +206,23 @@ class Ranker:
         # Ordered by the score as reported, ties by id: the last bits of a similarity differ between exact and
         # approximate search, and must not reorder candidates that score alike.
         ranked = sorted(zip(candidates, scores), key=lambda pair: (-pair[1], pair[0][0]))
-        return Shortlist(
-            function=function,
-            candidates=tuple(Candidate(item=item, score=p, evidence=e) for (item, e), p in ranked),
-        )
+        found = [Candidate(item=item, score=p, evidence=e) for (item, e), p in ranked]
+        if folding:
+            found = self._folded(found)
+        return Shortlist(function=function, candidates=tuple(found[:depth]))
+
+    def _folded(self, found: list[Candidate]) -> list[Candidate]:
+        """Each tool's candidacy as its server's, where that is the better of the two (the server bid with the
+        tool's evidence, naming it); best first, each server once."""
+        out: dict[int, Candidate] = {}
+        for c in found:  # best first: the first a server meets is its best
+            server = self._server_of.get(c.item)
+            if server is None:
+                out.setdefault(c.item, c)
+            elif server not in out:
+                evidence = c.evidence.model_copy(update={"via_tool": self._tool_names.get(c.item, "")})
+                out[server] = Candidate(item=server, score=c.score, evidence=evidence)
+        return list(out.values())
 
     def _read_catalogue(
         self,

@@ -1,0 +1,110 @@
+"""The form a need is served in, read from the request when the caller does not say: an ability for the assistant
+itself (an MCP server it can install) or a part of an app someone builds (a web API), per need where a request mixes
+both ("build a site that shows the weather, and let Claude manage its repo").
+
+Read by words that say who will use the ability: the assistant ("Claude", "my agent", "Cursor", "which MCP
+server", "can you ...") or an app ("an app", "a site", "a bot", "my dashboard", "I'm building"). A need takes the
+form of the nearest such words before it (else after it, else the request's); where none are found, any form serves."""
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Form = Literal["mcp_server", "web_api", "any"]
+FORMS: tuple[str, ...] = ("mcp_server", "web_api", "any")
+SAID = {"mcp_server": "an ability for the assistant (MCP servers)", "web_api": "a part of an app (web APIs)"}
+
+# Who will use what is asked for: the assistant itself ...
+_ASSISTANT = re.compile(
+    r"\b(?:claude(?: desktop| code)?|chatgpt|copilot|cursor|windsurf|cline|zed|continue\.dev|goose|"
+    r"(?:my|our|the|your) (?:ai |coding |llm |local |personal )?(?:assistant|agent|model|llm|chatbot|copilot)s?|"
+    r"ai (?:assistant|agent)s?|llm|mcp(?: servers?| tools?)?|which servers?|a server (?:to|i can) install|"
+    r"install(?:ed)? (?:a |an |the )?(?:mcp )?server|"
+    r"(?:can|could|would|will) you\b|help me\b|let me\b|for me\b|"
+    r"give (?:you|yourself)\b|you (?:can|could|to) )",
+    re.I,
+)
+# ... or an app, a site, a bot someone builds (which calls web APIs).
+_APP = re.compile(
+    r"\b(?:(?:an?|my|our|the|this) (?:\w+[- ])?(?:web ?)?(?:app|application|site|website|web ?page|page|bot|"
+    r"dashboard|backend|frontend|service|platform|product|widget|plugin|extension|game|tool for (?:our|my) users)s?|"
+    r"(?:i'?m|i am|we'?re|we are) (?:building|making|creating|developing|writing|designing)|"
+    r"(?:build|make|create|develop|code|write) (?:an?|my|our) |web api|rest api|an api\b|apis? (?:for|to|that)|"
+    r"endpoints?|mashup|my users|our (?:users|customers|visitors))",
+    re.I,
+)
+
+
+class FormReading(BaseModel):
+    """The form of each need, and what it was read from (the words, or the caller's kind)."""
+
+    forms: list[str]
+    said: list[str] = Field(default_factory=list, description="The words each form was read from, per need.")
+    source: str = Field("read", description="'given' (the caller's kind) or 'read' (from the request's words).")
+
+
+def cues(text: str) -> list[tuple[int, int, str, str]]:
+    """(start, end, form, words) of every cue in the text, in order."""
+    found = [(m.start(), m.end(), "mcp_server", m.group(0)) for m in _ASSISTANT.finditer(text)]
+    found += [(m.start(), m.end(), "web_api", m.group(0)) for m in _APP.finditer(text)]
+    return sorted(found)
+
+
+def read_forms(requirement: str, needs: list[str]) -> FormReading:
+    """Each need's form by the cue nearest before it in the requirement (after it where none comes before);
+    a need that is not in the requirement's words (the caller's own phrase) takes the request's form: the only
+    form its cues name, else any. A request with no cue: any form, for every need."""
+    found = cues(requirement)
+    named = {form for _, _, form, _ in found}
+    overall = next(iter(named)) if len(named) == 1 else "any"
+    overall_said = next((words for _, _, form, words in found if form == overall), "")
+    forms, said = [], []
+    for need in needs:
+        where = _locate(requirement, need)
+        if where is None or not found:
+            forms.append(overall)
+            said.append(overall_said)
+            continue
+        start, end = where
+        inside = [c for c in found if start <= c[0] < end]
+        before = [c for c in found if c[1] <= start]
+        after = [c for c in found if c[0] >= end]
+        cue = inside[0] if inside else before[-1] if before else after[0] if after else None
+        forms.append(cue[2] if cue else overall)
+        said.append(cue[3] if cue else overall_said)
+    return FormReading(forms=forms, said=said)
+
+
+def _locate(text: str, need: str) -> tuple[int, int] | None:
+    """Where a need stands in the requirement, blanks aside; None when it is not its words."""
+    pattern = r"\s+".join(re.escape(word) for word in need.split())
+    if not pattern:
+        return None
+    match = re.search(pattern, text, re.I)
+    return (match.start(), match.end()) if match else None
+
+
+def describe(reading: FormReading, functions: list[str]) -> str:
+    """The note a plan carries: what form each need was read as, and how to ask for another."""
+    if reading.source == "given":
+        form = reading.forms[0] if reading.forms else "any"
+        if form == "any":
+            return "Asked for any form: MCP servers and web APIs both considered."
+        return f"Asked for {SAID[form]} (kind={form})."
+    kinds = set(reading.forms)
+    if kinds == {"any"}:
+        return (
+            "The request does not say who will use these abilities, so MCP servers and web APIs are both "
+            "considered: pass kind='mcp_server' for servers your assistant installs, kind='web_api' for an app's APIs."
+        )
+    if len(kinds) == 1:
+        form = next(iter(kinds))
+        words = next((w for w in reading.said if w), "")
+        other = "web_api" if form == "mcp_server" else "mcp_server"
+        return (
+            f"Read as {SAID[form]}{f' (from {words!r})' if words else ''}; pass kind='{other}' for "
+            f"{SAID[other].split('(')[1].rstrip(')')} instead, or kind='any'."
+        )
+    parts = [f"{f!r}: {SAID.get(form, 'any form')}" for f, form in zip(functions, reading.forms)]
+    return "Read per need: " + "; ".join(parts) + ". Pass kind to ask for one form for every need."
