@@ -195,6 +195,22 @@ def mcp_source_options(command):
     "is an item, with how to install it. A URL the catalogue was built from is asked only for what changed since.",
 )
 @click.option(
+    "--toolsdk",
+    "toolsdk",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="toolsdk's MCP registry (servers.jsonl of toolsdk-ai/toolsdk-mcp-registry, MIT): each server an item with "
+    "its packages and remote endpoints, each tool it lists an item of its server.",
+)
+@click.option(
+    "--docker-mcp",
+    "docker_mcp",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Docker's MCP catalogue (servers.jsonl of docker/mcp-registry, MIT): each server an item with its image or "
+    "remote endpoint, each tool it lists an item of its server. A server several catalogues list is one item.",
+)
+@click.option(
     "--fetch-timeout",
     type=Seconds(0.1, 3600),
     default=30,
@@ -221,6 +237,8 @@ def catalog_build(
     mcp_listing,
     public_apis,
     mcp_registry,
+    toolsdk,
+    docker_mcp,
     fetch_timeout,
     full_sync,
     quiet,
@@ -249,7 +267,7 @@ def catalog_build(
     from tender.catalog.sources.gather import gather
     from tender.catalog.sources.jsonl import read_mashup_ids
 
-    others = bool(openapi or mcp or mcp_config or mcp_listing or public_apis or mcp_registry)
+    others = bool(openapi or mcp or mcp_config or mcp_listing or public_apis or mcp_registry or toolsdk or docker_mcp)
     if not apis_path and not others:
         apis_path = settings.data_file(
             "apis.jsonl",
@@ -269,6 +287,8 @@ def catalog_build(
         mcp_listing=list(mcp_listing),
         public_apis=list(public_apis),
         mcp_registry=list(mcp_registry),
+        toolsdk=list(toolsdk),
+        docker_mcp=list(docker_mcp),
         timeout=mcp_timeout,
         fetch_timeout=fetch_timeout,
         skip_failed=skip_failed,
@@ -278,7 +298,7 @@ def catalog_build(
     for source in sources:
         if source.info.skipped:
             click.echo(f"Skipped {source.info.skipped}", err=True)
-        if source.info.kind in ("public-apis", "mcp-registry"):
+        if source.info.kind in ("public-apis", "mcp-registry", "toolsdk", "docker-mcp"):
             click.echo(f"Read {source.info.name}: {source.info.items:,} items; {source.info.detail}.", err=True)
     excluded = read_mashup_ids(exclude_mashups) if exclude_mashups else []
     db_path = db_path or settings.catalog_path
@@ -785,31 +805,53 @@ def recommend(
     not_kept = keep_at(settings.runs_location, run, catalog)
     if not_kept:
         click.secho(f"Warning: {not_kept}", fg="yellow", err=True)
-    from tender.answers.install import client_config, install_line, installs
+    from tender.answers.install import install_line, installs, plan_client_config
 
-    servers = installs(catalog, [api.api_id for api in run.plan.apis])  # the awarded MCP registry servers
-    config = client_config(servers.values()) if servers else None
+    servers = installs(catalog, [api.api_id for api in run.plan.apis])  # the awarded servers that can be installed
+    config = plan_client_config(run.plan, catalog)
     if as_json:
         if config is None:
             click.echo(shown(run.model_dump_json(indent=2)))
         else:
             click.echo(
-                json.dumps({**run.model_dump(mode="json"), "client_config": config}, indent=2, ensure_ascii=False)
+                shown(
+                    json.dumps(
+                        {**run.model_dump(mode="json"), "client_config": config.model_dump(mode="json")},
+                        indent=2,
+                        ensure_ascii=False,
+                    )
+                )
             )
     else:
         from .answers.render import plan_text
 
-        lines = {api_id: install_line(install) for api_id, (_, install) in servers.items()}
+        lines = {api_id: install_line(routes[0]) for api_id, (_, routes) in servers.items()}
         click.echo(shown(plan_text(run.plan, run.transcript, categories=catalog.real_categories, installs=lines)))
         if config is not None:
-            click.echo(
-                "\nThe awarded MCP servers, as your client configures them (fill in each <PLACEHOLDER>):\n"
-                "Claude Desktop (claude_desktop_config.json; Cursor: .cursor/mcp.json):\n"
-                f"{json.dumps(config['claude_desktop'], indent=2)}\n"
-                f"VS Code (.vscode/mcp.json):\n{json.dumps(config['vscode'], indent=2)}"
-            )
+            click.echo(shown(config_text(config)))
         if not not_kept:
             click.echo(f"How it was decided: tender explain {run.plan.run_id}")
+
+
+def config_text(config) -> str:
+    """The plan's servers as each client configures them, and what to fill in."""
+    lines = [
+        "",
+        "The awarded MCP servers, as your client configures them (fill in each <PLACEHOLDER>):",
+        "Claude Desktop (claude_desktop_config.json; Cursor: .cursor/mcp.json):",
+        json.dumps(config.claude_desktop, indent=2),
+        "VS Code (.vscode/mcp.json):",
+        json.dumps(config.vscode, indent=2),
+        "Claude Code:",
+        *(f"  {line}" for line in config.claude_code),
+    ]
+    if config.variables:
+        lines.append("To fill in:")
+        for v in config.variables:
+            marks = ", ".join(m for m, on in (("required", v.required), ("secret", v.secret)) if on) or "optional"
+            about = f": {v.description}" if v.description else ""
+            lines.append(f"  {v.server} {v.kind} {v.name} ({marks}){about}")
+    return "\n".join(lines)
 
 
 @main.group()

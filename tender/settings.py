@@ -61,6 +61,10 @@ class Settings:
     http_token: str | None = field(default=None, repr=False)
     ranking_model_path: Path | None = None  # TENDER_RANKING_MODEL: a model refitted with `tender train ranker --out`
     sampling: bool = True  # TENDER_SAMPLING=off: never ask a client's model (MCP sampling), whatever a call asks
+    # TENDER_MANAGER_BACKEND, TENDER_CONTRACTOR_BACKEND: the reasoners a server's recommend_apis runs (the assistant
+    # asks for abilities, the deployment chooses how they are reasoned); `client`: the caller's model states the needs
+    manager_backend: str = "offline"
+    contractor_backend: str = "offline"
 
     def data_file(self, name: str, instead: str = "") -> Path:
         """A file of the ProgrammableWeb data; DataMissing, saying to set TENDER_DATA (or `instead`), if absent."""
@@ -228,6 +232,8 @@ class Environment(BaseSettings):
     deadline_s: float | None = Field(None, validation_alias=_variable("TENDER_DEADLINE"))
     http_token: str | None = Field(None, validation_alias=_variable("TENDER_HTTP_TOKEN"), repr=False)
     sampling: bool = Field(True, validation_alias=_variable("TENDER_SAMPLING"))
+    manager_backend: str = Field("offline", validation_alias=_variable("TENDER_MANAGER_BACKEND"))
+    contractor_backend: str = Field("offline", validation_alias=_variable("TENDER_CONTRACTOR_BACKEND"))
 
     @classmethod
     def variable(cls, field_name: str) -> str:
@@ -272,6 +278,17 @@ class Environment(BaseSettings):
         raise BadSetting(
             f"{cls.variable(info.field_name or '')}={echo(text)} is not valid; set it to on or off, or unset it."
         )
+
+    @field_validator("manager_backend", "contractor_backend")
+    @classmethod
+    def _backend(cls, value: str, info: ValidationInfo) -> str:
+        allowed = ("offline", "llm", "client") if info.field_name == "manager_backend" else ("offline", "llm")
+        if value not in allowed:
+            raise BadSetting(
+                f"{cls.variable(info.field_name or '')}={echo(value)} is not valid; set it to one of "
+                f"{', '.join(allowed)}, or unset it."
+            )
+        return value
 
     @field_validator("llm_base_url")
     @classmethod

@@ -77,12 +77,14 @@ def test_the_llm_cache_keeps_no_credentials(tmp_path, fallback):  # noqa: F811 (
 
 async def test_the_server_returns_stores_and_logs_no_credentials(server_env, tmp_path):  # noqa: F811 (fixture)
     with FakeLLMServer(respond=lambda body: Status(404, "no such model")) as llm:
-        env = server_env | {"TENDER_LLM_BASE_URL": with_credentials(llm.url), "TENDER_LLM_MODEL": "m"}
+        env = server_env | {
+            "TENDER_LLM_BASE_URL": with_credentials(llm.url),
+            "TENDER_LLM_MODEL": "m",
+            "TENDER_MANAGER_BACKEND": "llm",
+        }
         with http_server(env, tmp_path / "http.log") as server:
             async with Client(server.url) as client:
-                result = await client.call_tool(
-                    "recommend_apis", {"requirement": REQUIREMENT, "manager_backend": "llm"}
-                )
+                result = await client.call_tool("recommend_apis", {"requirement": REQUIREMENT})
         assert llm.requests  # the endpoint was asked
 
     plan = ok(result)

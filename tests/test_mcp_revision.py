@@ -93,7 +93,8 @@ async def test_a_modern_client_is_never_asked_for_sampling_and_is_told_to_pass_t
     async def sampling(context, params):
         asked.append(params)
 
-    params = StdioServerParameters(command=TENDER, args=["serve"], env=server_env)
+    env = {**server_env, "TENDER_MANAGER_BACKEND": "client"}  # a deployment that would ask clients that can answer
+    params = StdioServerParameters(command=TENDER, args=["serve"], env=env)
     async with Client(params, mode=MODERN, sampling_callback=sampling) as client:
-        plan = ok(await client.call_tool("recommend_apis", {"requirement": REQUIREMENT, "manager_backend": "client"}))
+        plan = ok(await client.call_tool("recommend_apis", {"requirement": REQUIREMENT}))
     assert not asked and any("lets no server ask its model" in n for n in plan["notes"])

@@ -73,6 +73,5 @@ async def test_descriptions_are_dedented_and_organisation_offers_provider(settin
 
     for tool in tools.values():
         assert not any(line.startswith(" ") for line in tool.description.splitlines()), tool.name
-    for name in ("recommend_apis", "compare_protocols"):
-        organisation = tools[name].input_schema["properties"]["organisation"]
-        assert "provider" in organisation["enum"] and "'provider'" in organisation["description"], name
+    organisation = tools["compare_protocols"].input_schema["properties"]["organisation"]
+    assert "provider" in organisation["enum"] and "'provider'" in organisation["description"]

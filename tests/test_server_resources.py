@@ -60,7 +60,7 @@ async def test_compose_service_prompt(settings):
         prompts = (await client.list_prompts()).prompts
         result = await client.get_prompt("compose_service", {"requirement": "  A map of bike shops  "})
     assert [(p.name, [a.name for a in p.arguments]) for p in prompts] == [
-        ("compose_service", ["requirement", "protocol", "category", "needs"])
+        ("compose_service", ["requirement", "kind", "category", "needs"])
     ]
     assert [a.required for a in prompts[0].arguments] == [True, False, False, False]
     assert all(len(a.description) > 30 for a in prompts[0].arguments)
@@ -68,17 +68,17 @@ async def test_compose_service_prompt(settings):
     assert message.role == "user"
     text = message.content.text
     assert "A map of bike shops\n" in text
-    assert text.index("recommend_apis") < text.index("explain_bids")
-    assert "mermaid" in text
+    assert text.index("recommend_apis") < text.index("client_config") < text.index("explain_bids")
+    assert "Never fill in a value yourself" in text and 'kind: "mcp_server"' in text
 
 
-async def test_compose_service_prompt_passes_on_protocol_and_category(settings):
+async def test_compose_service_prompt_passes_on_kind_and_category(settings):
     async with Client(build_server(settings)) as client:
         result = await client.get_prompt(
-            "compose_service", {"requirement": "bike shops", "protocol": "collaborative", "category": "Mapping"}
+            "compose_service", {"requirement": "bike shops", "kind": "web_api", "category": "Mapping"}
         )
     text = result.messages[0].content.text
-    assert 'protocol "collaborative", required_categories ["Mapping"]' in text
+    assert 'required_categories ["Mapping"]' in text and 'kind "web_api"' in text
 
 
 async def test_compose_service_prompt_passes_on_the_needs_or_asks_the_assistant_for_them(settings):
@@ -88,20 +88,20 @@ async def test_compose_service_prompt_passes_on_the_needs_or_asks_the_assistant_
         )
         asked = await client.get_prompt("compose_service", {"requirement": "bike shops"})
     assert 'needs ["find bike shops", "show them on a map"]' in given.messages[0].content.text
-    assert "needs: the functions the app needs" in asked.messages[0].content.text
+    assert "needs: the functions it takes" in asked.messages[0].content.text
 
 
 async def test_prompt_arguments_and_api_ids_complete(settings):
     prompt = PromptReference(type="ref/prompt", name="compose_service")
     async with Client(build_server(settings)) as client:
-        protocols = await client.complete(prompt, {"name": "protocol", "value": "co"})
+        kinds = await client.complete(prompt, {"name": "kind", "value": "m"})
         categories = await client.complete(prompt, {"name": "category", "value": "ma"})
         everything = await client.complete(prompt, {"name": "category", "value": ""})
         apis = await client.complete(
             ResourceTemplateReference(type="ref/resource", uri="catalog://apis/{api_id}"),
             {"name": "api_id", "value": "goo"},
         )
-    assert protocols.completion.values == ["contractor-led", "collaborative"]
+    assert kinds.completion.values == ["mcp_server"]
     assert categories.completion.values[0] == "Mapping"
     assert everything.completion.total == len(everything.completion.values) > 5
     assert apis.completion.values[0] == "Google Maps"

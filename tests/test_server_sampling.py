@@ -28,6 +28,13 @@ def answering(text: str, seen: list | None = None):
     return callback
 
 
+def asking(settings):  # noqa: F811
+    """A server whose deployment lets the client's model state the needs (TENDER_MANAGER_BACKEND=client)."""
+    from dataclasses import replace
+
+    return replace(settings, manager_backend="client")
+
+
 async def recommend(client, **arguments) -> dict:
     return ok(await client.call_tool("recommend_apis", {"requirement": REQUIREMENT, "detail": "full", **arguments}))
 
@@ -37,7 +44,7 @@ def steps(plan: dict) -> list[str]:
 
 
 async def test_needs_given_by_the_caller_are_the_plan_s_steps_one_each(settings):  # noqa: F811
-    async with Client(build_server(settings)) as client:
+    async with Client(build_server(asking(settings))) as client:
         plan = await recommend(client, needs=NEEDS)
     assert steps(plan) == NEEDS
     assert any("stated with the request" in n for n in plan["notes"])
@@ -46,8 +53,8 @@ async def test_needs_given_by_the_caller_are_the_plan_s_steps_one_each(settings)
 async def test_a_client_s_model_states_the_needs_through_sampling_asked_once_within_bounds(settings):  # noqa: F811
     seen: list = []
     callback = answering("Here you are:\n```json\n" + json.dumps(NEEDS) + "\n```", seen)
-    async with Client(build_server(settings), mode="legacy", sampling_callback=callback) as client:
-        plan = await recommend(client, manager_backend="client")
+    async with Client(build_server(asking(settings)), mode="legacy", sampling_callback=callback) as client:
+        plan = await recommend(client)
     assert steps(plan) == NEEDS
     assert len(seen) == 1 and seen[0].max_tokens <= sampling.MAX_TOKENS
     assert REQUIREMENT in seen[0].messages[0].content.text
@@ -55,15 +62,15 @@ async def test_a_client_s_model_states_the_needs_through_sampling_asked_once_wit
 
 
 async def test_a_client_without_sampling_gets_tender_s_own_decomposition_and_a_note(settings):  # noqa: F811
-    async with Client(build_server(settings), mode="legacy") as client:
-        plan = await recommend(client, manager_backend="client")
+    async with Client(build_server(asking(settings)), mode="legacy") as client:
+        plan = await recommend(client)
     assert plan["functions"]
     assert any("does not offer MCP sampling" in n for n in plan["notes"])
 
 
 async def test_a_client_of_the_protocol_without_server_requests_gets_tender_s_decomposition_and_a_note(settings):  # noqa: F811
-    async with Client(build_server(settings), sampling_callback=answering(json.dumps(NEEDS))) as client:
-        plan = await recommend(client, manager_backend="client")
+    async with Client(build_server(asking(settings)), sampling_callback=answering(json.dumps(NEEDS))) as client:
+        plan = await recommend(client)
     assert plan["functions"] and any("lets no server ask its model" in n for n in plan["notes"])
 
 
@@ -72,8 +79,8 @@ async def test_a_client_of_the_protocol_without_server_requests_gets_tender_s_de
     [("I would rather not.", "could not be used"), ('["' + "x" * 400 + '"]', "could not be used")],
 )
 async def test_an_answer_that_is_no_list_of_needs_falls_back_with_a_note(settings, answer, said):  # noqa: F811
-    async with Client(build_server(settings), mode="legacy", sampling_callback=answering(answer)) as client:
-        plan = await recommend(client, manager_backend="client")
+    async with Client(build_server(asking(settings)), mode="legacy", sampling_callback=answering(answer)) as client:
+        plan = await recommend(client)
     assert plan["functions"] and any(said in n and "embedded reader" in n for n in plan["notes"])
 
 
@@ -81,8 +88,8 @@ async def test_a_client_that_refuses_falls_back_with_a_note(settings):  # noqa: 
     async def refuse(context, params):
         return types.ErrorData(code=types.INVALID_REQUEST, message="the user declined")
 
-    async with Client(build_server(settings), mode="legacy", sampling_callback=refuse) as client:
-        plan = await recommend(client, manager_backend="client")
+    async with Client(build_server(asking(settings)), mode="legacy", sampling_callback=refuse) as client:
+        plan = await recommend(client)
     assert any("the user declined" in n for n in plan["notes"])
 
 
@@ -92,9 +99,9 @@ async def test_a_client_that_hangs_costs_the_timeout_then_falls_back(settings, m
     async def hang(context, params):
         await anyio.sleep(30)
 
-    async with Client(build_server(settings), mode="legacy", sampling_callback=hang) as client:
+    async with Client(build_server(asking(settings)), mode="legacy", sampling_callback=hang) as client:
         with anyio.fail_after(20):
-            plan = await recommend(client, manager_backend="client")
+            plan = await recommend(client)
     assert any("did not answer within 0.5 s" in n for n in plan["notes"])
 
 
@@ -102,9 +109,11 @@ async def test_a_server_that_never_asks_says_so(settings):  # noqa: F811
     from dataclasses import replace
 
     async with Client(
-        build_server(replace(settings, sampling=False)), mode="legacy", sampling_callback=answering("[]")
+        build_server(replace(settings, sampling=False, manager_backend="client")),
+        mode="legacy",
+        sampling_callback=answering("[]"),
     ) as client:
-        plan = await recommend(client, manager_backend="client")
+        plan = await recommend(client)
     assert any("TENDER_SAMPLING=off" in n for n in plan["notes"])
 
 
@@ -144,12 +153,12 @@ async def test_a_client_answering_a_megabyte_of_newlines_never_holds_up_another_
             role="assistant", content=types.TextContent(type="text", text="\n" * 1_000_000), model="flood"
         )
 
-    with http_server(server_env, tmp_path / "http.log") as server:
+    with http_server({**server_env, "TENDER_MANAGER_BACKEND": "client"}, tmp_path / "http.log") as server:
         plans: list[dict] = []
 
         async def flooding_client():
             async with Client(server.url, mode="legacy", sampling_callback=flood) as client:
-                plans.append(await recommend(client, manager_backend="client"))
+                plans.append(await recommend(client))
 
         async with Client(server.url) as other:
             await other.call_tool("list_categories", {})  # warm: the first call loads the catalogue
@@ -173,7 +182,9 @@ async def test_a_client_answering_a_megabyte_of_newlines_never_holds_up_another_
 
 
 async def test_needs_from_the_client_s_model_are_told_once_never_as_the_request_s_own(settings):  # noqa: F811
-    async with Client(build_server(settings), mode="legacy", sampling_callback=answering(json.dumps(NEEDS))) as client:
-        plan = await recommend(client, manager_backend="client")
+    async with Client(
+        build_server(asking(settings)), mode="legacy", sampling_callback=answering(json.dumps(NEEDS))
+    ) as client:
+        plan = await recommend(client)
     about_needs = [n for n in plan["notes"] if "need" in n and "step" in n]
     assert len(about_needs) == 1 and "MCP sampling" in about_needs[0], plan["notes"]

@@ -49,13 +49,13 @@ async def test_every_tool_has_a_title_an_output_schema_a_description_and_destroy
             assert "ctx" not in tool.input_schema["properties"]
         schema = tools["recommend_apis"].input_schema
         assert schema["required"] == ["requirement"]
-        assert schema["properties"]["protocol"]["enum"] == [
-            "manager-led",
-            "contractor-led",
-            "collaborative",
-            "single-agent",
-        ]
-        assert {"api", "category"} <= set(schema["properties"]["organisation"]["enum"])
+        # The assistant's main tool asks what it can answer; the research knobs are compare_protocols'.
+        assert not {"protocol", "organisation", "manager_backend", "contractor_backend", "deadline_s"} & set(
+            schema["properties"]
+        )
+        assert bounds(schema["properties"]["kind"]) == {"enum": ["mcp_server", "web_api", "any"]}
+        bench = tools["compare_protocols"].input_schema["properties"]
+        assert {"api", "category"} <= set(bench["organisation"]["enum"])
         assert all(schema["properties"][name].get("description") for name in schema["properties"])
         assert "run_id" in tools["recommend_apis"].output_schema["properties"]
         assert "diagram" in tools["explain_bids"].output_schema["properties"]
@@ -78,7 +78,7 @@ async def test_numbers_and_choices_are_bounded_in_the_input_schemas(settings):
     assert bounds(tools["list_categories"]["limit"]) == {"minimum": 1, "maximum": 1000}
     for tool in ("recommend_apis", "explain_bids"):
         assert bounds(tools[tool]["detail"]) == {"enum": ["summary", "full"]}
-    assert bounds(tools["recommend_apis"]["manager_backend"]) == {"enum": ["offline", "llm", "client"]}
+    assert bounds(tools["compare_protocols"]["manager_backend"]) == {"enum": ["offline", "llm"]}
 
 
 # -- recommend_apis -------------------------------------------------------------------------------
@@ -156,12 +156,19 @@ async def test_recommend_apis_honours_the_constraints(settings):
         assert plan["constraints"]["excluded_categories"] == ["Mapping"]  # the catalogue's spelling
 
 
-@pytest.mark.parametrize("protocol", ["contractor-led", "collaborative", "single-agent"])
-@pytest.mark.parametrize("organisation", ["api", "category"])
-async def test_recommend_apis_runs_every_protocol_and_organisation(settings, protocol, organisation):
+@pytest.mark.parametrize("organisation", ["api", "category", "provider"])
+async def test_compare_protocols_runs_every_protocol_in_each_organisation(settings, organisation):
     async with connect(settings) as client:
-        plan = await recommend(client, protocol=protocol, organisation=organisation)
-        assert plan["protocol"] == protocol and plan["apis"] and plan["functions"]
+        compared = ok(
+            await client.call_tool("compare_protocols", {"requirement": REQUIREMENT, "organisation": organisation})
+        )
+    assert [r["protocol"] for r in compared["runs"]] == [
+        "manager-led",
+        "contractor-led",
+        "collaborative",
+        "single-agent",
+    ]
+    assert all(r["apis"] for r in compared["runs"]) and compared["organisation"] == organisation
 
 
 class RecordingTender(Tender):
@@ -214,11 +221,7 @@ async def test_a_cancelled_request_stops_its_run(settings):
         ({"requirement": "   "}, "describe the app"),
         ({"requirement": "x" * (MAX_REQUIREMENT_CHARS + 1)}, "shorten it"),
         ({"requirement": "\x00\x01\x02"}, "plain text"),
-        (
-            {"requirement": REQUIREMENT, "protocol": "auction"},
-            "'manager-led', 'contractor-led', 'collaborative' or 'single-agent'",
-        ),
-        ({"requirement": REQUIREMENT, "organisation": "team"}, "'category' or 'provider'"),
+        ({"requirement": REQUIREMENT, "kind": "plugin"}, "'mcp_server', 'web_api' or 'any'"),
         ({"requirement": REQUIREMENT, "max_apis": 0}, "greater than or equal to 1"),
         ({"requirement": REQUIREMENT, "max_apis": 51}, "less than or equal to 50"),
         ({"requirement": REQUIREMENT, "detail": "everything"}, "'summary' or 'full'"),
@@ -226,8 +229,6 @@ async def test_a_cancelled_request_stops_its_run(settings):
         ({"requirement": REQUIREMENT, "excluded_categories": ["Nope"]}, "list_categories shows them all"),
         ({"requirement": REQUIREMENT, "excluded_apis": ["Gogle Mapps"]}, "search_apis"),
         ({"requirement": REQUIREMENT, "required_categories": ["Food"], "excluded_categories": ["Food"]}, "drop one"),
-        ({"requirement": REQUIREMENT, "manager_backend": "llm"}, "TENDER_LLM_BASE_URL"),
-        ({"requirement": REQUIREMENT, "contractor_backend": "gpt"}, "'offline' or 'llm'"),
         ({}, "requirement"),
     ],
 )
@@ -312,7 +313,8 @@ async def test_explain_bids_errors(settings):
         assert "No step 'f9'" in text and "f1 (" in text
         text = error_text(await client.call_tool("explain_bids", {"run_id": "0123abc"}))
         assert "No run '0123abc'" in text and "recommend_apis" in text
-        contractor_led = await recommend(client, protocol="contractor-led")
+        compared = ok(await client.call_tool("compare_protocols", {"requirement": REQUIREMENT}))
+        contractor_led = next(r for r in compared["runs"] if r["protocol"] == "contractor-led")
         text = error_text(
             await client.call_tool("explain_bids", {"run_id": contractor_led["run_id"], "function": "f1"})
         )
@@ -424,16 +426,18 @@ async def test_tools_run_concurrently_on_one_server(settings):
 
 
 async def test_recommend_apis_on_an_llm_backend(settings, tmp_path):
-    """The backend arguments reach the agents: an LLM manager that never answers in the schema is asked,
+    """The server's backend reaches the agents: an LLM manager that never answers in the schema is asked,
     then its steps fall back to the offline reasoner, and the plan says so."""
     from dataclasses import replace
 
     from tests.llm_fake_server import Answer, FakeLLMServer
 
     with FakeLLMServer(respond=lambda body: Answer("I would rather not say.")) as llm:
-        with_llm = replace(settings, llm_base_url=llm.url, llm_model=f"fake-{tmp_path.name}")
+        with_llm = replace(
+            settings, llm_base_url=llm.url, llm_model=f"fake-{tmp_path.name}", manager_backend="llm"
+        )  # TENDER_MANAGER_BACKEND=llm: the deployment chooses the reasoner
         async with Client(build_server(with_llm)) as client:
-            plan = await recommend(client, manager_backend="llm", detail="full")
+            plan = await recommend(client, detail="full")
         assert llm.requests
     assert plan["backends"] == {"manager": "llm", "contractors": "offline"}
     assert plan["cost"]["llm_calls"] >= 1 and plan["cost"]["fallbacks"] >= 1
@@ -444,7 +448,7 @@ async def test_recommend_apis_on_an_llm_backend(settings, tmp_path):
     "arguments, said",
     [
         ({"needs": [f"need {i}" for i in range(13)]}, "needs: at most 12 needs"),
-        ({"protocol": "haggle"}, "protocol: 'haggle' is not allowed; use one of"),
+        ({"kind": "haggle"}, "kind: 'haggle' is not allowed; use one of"),
     ],
 )
 async def test_arguments_that_fail_the_schema_are_told_as_what_to_fix_not_as_pydantic_s_report(

@@ -139,10 +139,10 @@ def test_inspector_cli_lists_and_calls_the_tools(npx, server_env):
         "--tool-arg",
         "requirement=maps",
         "--tool-arg",
-        "protocol=auction",
+        "kind=auction",
         exit_code=5,
     )
-    assert failed["isError"] is True and "manager-led" in failed["content"][0]["text"]
+    assert failed["isError"] is True and "mcp_server" in failed["content"][0]["text"]
 
 
 @pytest.mark.real_model

@@ -13,7 +13,10 @@ from tender.agents.outcome import best_proposals
 from tender.catalog import ApiNotFound, Catalog
 from tender.ranking.evidence import Evidence
 
+from tender.catalog.servers import routes_of
+
 from .budget import RESULT_BYTES, STAGE_IDS, fitting, result_bytes
+from .install import plan_client_config, verification
 from .schemas import ApiChoice, Detail, FunctionChoice, Recommendation, RunnerUp
 
 DOES_CHARS = 120
@@ -86,10 +89,37 @@ def api_choice(award: Award, bid: Propose | None, catalog: Catalog | None) -> Ap
         provider=provider if provider and provider != award.api_name else None,
         server=getattr(api, "server", "") or None,
         tool=getattr(api, "tool", "") or None,
-        install=(getattr(api, "details", None) or {}).get("install") or None,  # an MCP registry's server
+        install=_route(api),
+        verified=verification(api) if api is not None and api.kind == "server" else None,
+        access=access(api),
+        note=title_note(api),
         confidence=round(_confidence(award), 2),
         why=why(bid.evidence if bid else None, bid.rationale if bid else award.rationale, usage, award.score),
     )
+
+
+def _route(api) -> dict | None:
+    """A server's best install route, as checked data (answers/install.py); None for anything else."""
+    routes = routes_of(getattr(api, "details", None) or {}) if api is not None else []
+    return routes[0].model_dump(mode="json") if routes else None
+
+
+def access(api) -> str | None:
+    """A web API's auth, HTTPS and CORS as its directory (public-apis) says."""
+    details = getattr(api, "details", None) or {}
+    if api is None or api.kind != "api" or "auth" not in details:
+        return None
+    auth = details.get("auth") or "none"
+    https = "HTTPS" if details.get("https") else "no HTTPS"
+    return f"auth: {auth}; {https}; CORS: {details.get('cors', 'unknown')}"
+
+
+def title_note(api) -> str | None:
+    """A server whose title others share says so, naming them (a record titled "GitHub" outside GitHub's namespace)."""
+    others = (getattr(api, "details", None) or {}).get("same_title_as") if api is not None else None
+    if not others:
+        return None
+    return f"other servers share its title ({', '.join(str(o) for o in others[:3])}): check its namespace"
 
 
 def does(api) -> str:
@@ -171,6 +201,7 @@ def recommendation(run: Run, catalog: Catalog | None = None, detail: Detail = "s
                 id=step.id,
                 function=step.function,
                 status=_status(step),
+                form=getattr(step, "form", None) if getattr(step, "form", "any") != "any" else None,
                 reason=step_reason(step),
                 apis=apis,
                 close_call=close_call(apis, others),
@@ -182,6 +213,9 @@ def recommendation(run: Run, catalog: Catalog | None = None, detail: Detail = "s
         protocol=plan.protocol,
         functions=functions,
         apis=[a.name for a in plan.apis],
+        client_config=config.model_dump(mode="json")
+        if catalog is not None and (config := plan_client_config(plan, catalog))
+        else None,
         notes=plan.notes,
     )
     if detail == "full":

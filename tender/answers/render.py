@@ -7,6 +7,9 @@ from tender.agents.plan import Plan
 from tender.safety import clean
 
 
+FORM_SHOWN = {"mcp_server": "  (for the assistant: MCP servers)", "web_api": "  (for an app: web APIs)"}
+
+
 def plan_text(
     plan: Plan,
     transcript: Transcript | None = None,
@@ -29,7 +32,8 @@ def plan_text(
     ]
     for step in plan.steps:
         after = f"  (after {', '.join(step.depends_on)})" if step.depends_on else ""
-        lines.append(f"  {step.id} [{step.status.value}] {step.function}{after}")
+        form = FORM_SHOWN.get(getattr(step, "form", "any"), "")
+        lines.append(f"  {step.id} [{step.status.value}] {step.function}{after}{form}")
         if shown(step.categories):
             lines.append(f"      categories: {', '.join(shown(step.categories))}")
         for award in step.awarded:

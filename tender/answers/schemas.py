@@ -176,12 +176,15 @@ class ApiChoice(Answer):
     name: str
     does: str = Field(description="What it does: its description's first sentence.")
     link: str | None = Field(None, description="Documentation or endpoint URL, where there is one.")
-    status: str = Field("unknown", description="'active', 'deprecated' (avoid for new work) or 'unknown'.")
+    status: str = Field("unknown", description="'active', 'deprecated' or 'unknown'.")
     provider: str | None = Field(None, description="The API or MCP server it belongs to.")
     server: str | None = Field(None, description="MCP tools: the server to connect to.")
     tool: str | None = Field(None, description="MCP tools: the tool name to call.")
     install: Annotated[dict | None, OBJECT] = Field(None, description=INSTALL)
-    confidence: float = Field(description="The probability that it serves the function, in [0, 1].")
+    verified: str | None = Field(None, description="Servers: whether its tools were seen, and how.")
+    access: str | None = Field(None, description="Web APIs: auth, HTTPS, CORS.")
+    note: str | None = Field(None, description="What to check before using it.")
+    confidence: float = Field(description="The probability that it serves the function.")
     why: str = Field(description="Why it won, in a short phrase.")
 
 
@@ -199,7 +202,8 @@ class FunctionChoice(Answer):
 
     id: str = Field(description="Step id, e.g. 'f1' (explain_bids' function).")
     function: str = Field(description="What this part of the service does.")
-    status: str = Field(description="'awarded'; 'skipped', 'failed' or 'unserved' when no API was awarded.")
+    status: str = Field(description="'awarded', 'skipped', 'failed' or 'unserved'.")
+    form: str | None = Field(None, description="'mcp_server' (for the assistant) or 'web_api' (for an app).")
     reason: str | None = Field(None, description="Why no API serves this function, when none does.")
     apis: list[ApiChoice] = Field(default_factory=list)
     close_call: bool | None = Field(None, description="A runner-up within 0.1 of it.")
@@ -207,11 +211,15 @@ class FunctionChoice(Answer):
 
 
 class Recommendation(Answer):
-    run_id: str = Field(description="Keep it: explain_bids(run_id) tells the bidding behind this plan.")
+    run_id: str = Field(description="Keep it: explain_bids(run_id) tells the bidding.")
     protocol: str
     detail: Detail = "summary"
     functions: list[FunctionChoice] = Field(description="The requirement's functions in order, each with its API(s).")
     apis: list[str] = Field(description="The final API set by name, best first.")
+    client_config: Annotated[dict | None, OBJECT] = Field(
+        None,
+        description="Its servers configured for each client, and what to fill in.",
+    )
     notes: list[str] = Field(default_factory=list, description="Fallbacks, budget events and other remarks.")
     third_party_text: str = third_party_field()
     # detail="full" only
@@ -230,7 +238,7 @@ class Recommendation(Answer):
     backends: dict[str, str] | None = Field(None, description="Full only: the reasoner of each role.")
     plan: Annotated[list[RecommendedApi] | None, OBJECTS] = Field(
         None,
-        description="Full only: the final set, best first, with scores and rationales.",
+        description="Full only: the final set with scores and rationales.",
     )
     transcript_uri: str | None = Field(
         None,

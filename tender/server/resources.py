@@ -11,8 +11,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import Completion, PromptReference, ResourceTemplateReference
 from pydantic import Field
 
-from tender.agents.protocols import PROTOCOLS
-from tender.agents.request import DEFAULT_PROTOCOL
+from tender.agents.form import FORMS
 
 from tender.catalog import ApiNotFound, TenderError
 
@@ -89,25 +88,31 @@ def register(server, shared: SharedApp) -> None:
                 raise UnknownTranscriptPage(f"{page!r} is not a page number; pages count from 1.")
             return compact(transcript_page(app_of(ctx).runs.entry(run_id), int(page)))
 
-    @server.prompt(title="Compose a service from Web APIs")
+    @server.prompt(title="Find the MCP servers or web APIs a request needs, and how to set them up")
     def compose_service(
         requirement: Annotated[
             str,
             Field(
                 description=(
-                    "The app to build, in plain words: what it does for its users, e.g. 'a map of bike shops with their "
-                    "opening hours'."
+                    "What the user wants, in plain words: abilities for the assistant ('read my Google Calendar and "
+                    "make Todoist tasks') or an app to build ('a map of bike shops with their opening hours')."
                 )
             ),
         ],
-        protocol: Annotated[
-            str, Field(description=(f"How the agents negotiate: {', '.join(PROTOCOLS)} (default {DEFAULT_PROTOCOL})."))
-        ] = DEFAULT_PROTOCOL,
+        kind: Annotated[
+            str,
+            Field(
+                description=(
+                    "'mcp_server' (abilities for the assistant: servers to install), 'web_api' (an app's APIs) or "
+                    "'any' (optional: the assistant decides from the request)."
+                )
+            ),
+        ] = "",
         category: Annotated[
             str,
             Field(
                 description=(
-                    "An API category the app must use, e.g. 'Mapping' (optional; completions list the catalogue's names)."
+                    "A category the plan must use, e.g. 'Mapping' (optional; completions list the catalogue's names)."
                 )
             ),
         ] = "",
@@ -115,32 +120,38 @@ def register(server, shared: SharedApp) -> None:
             str,
             Field(
                 description=(
-                    "The functions the app needs, one short phrase a line or separated by semicolons (optional: "
-                    "the assistant states them otherwise)."
+                    "The functions needed, one short phrase a line or separated by semicolons (optional: the "
+                    "assistant states them otherwise)."
                 )
             ),
         ] = "",
     ) -> str:
-        """Guide the assistant through recommending the APIs for an app and explaining the choice."""
-        name = protocol.strip() or DEFAULT_PROTOCOL
-        if name not in PROTOCOLS:
-            raise ValueError(f"protocol {protocol!r} is not one of {', '.join(PROTOCOLS)}")
+        """Walk the assistant from the request to its needs, a recommendation, and a configuration to paste."""
+        chosen = kind.strip()
+        if chosen and chosen not in FORMS:
+            raise ValueError(f"kind {kind!r} is not one of {', '.join(FORMS)}")
         extra = f', required_categories ["{category.strip()}"]' if category.strip() else ""
         stated = [n.strip() for n in re.split(r"[;\n]", needs) if n.strip()]
         extra += (
             ", needs " + json.dumps(stated)
             if stated
-            else ", and needs: the functions the app needs, one short phrase each, as you understand them"
+            else ", and needs: the functions it takes, one short phrase each, as you understand them"
         )
-        return COMPOSE_SERVICE.format(requirement=requirement.strip(), protocol=name, extra=extra)
+        extra += (
+            f', kind "{chosen}"'
+            if chosen
+            else ', and kind: "mcp_server" if the user wants abilities for you (servers to install), "web_api" if '
+            'they are building an app, "any" if unclear'
+        )
+        return COMPOSE_SERVICE.format(requirement=requirement.strip(), extra=extra)
 
     @server.completion()
     async def complete(ref, argument, context) -> Completion | None:
         """Completions for the prompt's protocol and category, and for API names in catalog://apis/{api_id}."""
         typed = argument.value.strip().casefold()
         if isinstance(ref, PromptReference) and ref.name == "compose_service":
-            if argument.name == "protocol":
-                return _completion([p for p in PROTOCOLS if p.startswith(typed)])
+            if argument.name == "kind":
+                return _completion([f for f in FORMS if f.startswith(typed)])
             if argument.name == "category":
                 return _completion(_starting(shared, lambda c: c.category_names(), typed))
         if (
@@ -171,16 +182,19 @@ def _starting(shared: SharedApp, names, typed: str) -> list[str]:
 
 
 COMPOSE_SERVICE = """\
-I want to build this app:
+This is what I want:
 
 {requirement}
 
 Using the Tender tools:
-1. Call recommend_apis with the requirement above (protocol "{protocol}"{extra}). \
-If it fails, read the error: it says how to fix the call.
-2. Call explain_bids with the run_id it returned.
-3. Answer with: each function, the API chosen for it, what it does and why (its `why` and confidence); \
-links where given; any API marked deprecated; any function left without an API or backtracked; and the \
-sequence diagram from explain_bids in a ```mermaid block.
-4. If an API looks wrong, say which, then call recommend_apis again with it in excluded_apis, or with \
-required_categories for a missing kind of API (list_categories shows the names)."""
+1. Call recommend_apis with the request above{extra}. If it fails, read the error: it says how to fix the call.
+2. For each function, say which server or API was chosen, what it does and why (its `why` and confidence), and for \
+a server whether it was verified (`verified`); for a web API, its auth, HTTPS and CORS (`access`) and link. Name any \
+item marked deprecated or with a `note`, and any function left unserved with its reason (where it names an item of \
+the other form, say so: a web API is no server to install).
+3. If the plan awards MCP servers, ask which client I use (Claude Desktop, Cursor, VS Code or Claude Code) and give \
+its part of `client_config` to paste as it is, then list every value to fill in from `client_config.variables` \
+(required or optional, secret or not, what it is). Never fill in a value yourself.
+4. If an item looks wrong, say which, then call recommend_apis again with it in excluded_apis, or with \
+required_categories for a missing kind of item (list_categories shows the names). explain_bids(run_id) tells why \
+each was chosen, with a diagram, if I ask."""

@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
+from typing import Annotated, Literal, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -19,10 +19,12 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from tender.agents.context import RunContext
+from tender.agents.form import Form
 from tender.agents.plan import Plan, Run
-from tender.agents.protocols import PROTOCOLS, protocol_type
-from tender.agents.request import DEFAULT_PROTOCOL, Organisation, Request
+from tender.agents.protocols import PROTOCOLS
+from tender.agents.request import Organisation, Request
 from tender.catalog import ApiNotFound, Catalog, TenderError
+from tender.catalog.servers import routes_of
 from tender.safety import redact
 
 from .context import AppContext
@@ -59,22 +61,25 @@ STORES_A_RUN = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
 )
 Backend = Literal["offline", "llm"]
-ManagerBackend = Literal["offline", "llm", "client"]
 Needs = Annotated[
     list[str] | None,
     Field(
         max_length=12,
         description=(
             "The functions needed, a short phrase each, in order, e.g. ['find nearby restaurants', 'show them on a "
-            "map']; at most 12. Pass them when you can: each becomes one step of the plan."
+            "map']; at most 12. Each becomes one step of the plan."
         ),
     ),
 ]
-if TYPE_CHECKING:
-    ProtocolName = str
-else:
-    ProtocolName = protocol_type()  # the registered protocols, as the schema's enum
-
+Kind = Annotated[
+    Form | None,
+    Field(
+        description=(
+            "'mcp_server': abilities for you (servers to install); 'web_api': an app's APIs; 'any'. Omit: read "
+            "from the request."
+        )
+    ),
+]
 Requirement = Annotated[
     str,
     Field(
@@ -144,7 +149,7 @@ def _progress_to(ctx: Context) -> Callable[[float, float, str], None]:
 
 
 TITLES = {
-    "recommend_apis": "Recommend APIs for a service",
+    "recommend_apis": "Recommend servers or APIs",
     "explain_bids": "Explain a recommendation's bidding",
     "compare_protocols": "Compare negotiation protocols",
     "search_apis": "Search APIs by meaning",
@@ -174,83 +179,45 @@ async def recommend_apis(
     ctx: Context,
     requirement: Requirement,
     needs: Needs = None,
-    protocol: Annotated[
-        ProtocolName,
-        Field(
-            # Every registered protocol by name, no summaries: they cost 400 bytes of a tools/list an assistant reads
-            # before every conversation, and compare_protocols shows the difference.
-            description=f"How the agents negotiate: {', '.join(repr(p) for p in PROTOCOLS)} ('{DEFAULT_PROTOCOL}' "
-            "by default). compare_protocols runs them all."
-        ),
-    ] = DEFAULT_PROTOCOL,
-    organisation: Annotated[
-        Organisation,
-        Field(
-            description=(
-                "The contractors: one per 'api' (or tool; default), per 'category' or per 'provider' (MCP server, API)."
-            )
-        ),
-    ] = "api",
-    max_apis: Annotated[
-        int | None, Field(ge=1, le=50, description="At most this many APIs in the plan (1 to 50); omit for no limit.")
-    ] = None,
+    kind: Kind = None,
+    max_apis: Annotated[int | None, Field(ge=1, le=50, description="At most this many items in the plan.")] = None,
     required_categories: Annotated[
         list[str],
         Field(
             description=(
-                "Categories the plan must include an API of, e.g. ['Mapping']. Names as list_categories shows them."
+                "Categories the plan must include an item of, e.g. ['Mapping']. Names as list_categories shows them."
             )
         ),
     ] = [],
-    excluded_categories: Annotated[list[str], Field(description="Categories whose APIs are never used.")] = [],
-    excluded_apis: Annotated[list[int | str], Field(description="APIs (ids or exact names) never to use.")] = [],
-    include_deprecated: Annotated[bool, Field(description="Also award items marked gone.")] = False,
-    manager_backend: Annotated[
-        ManagerBackend,
-        Field(
-            description=(
-                "The manager's reasoner: 'offline' (default), 'llm' (the server's endpoint) or 'client' (legacy: "
-                "your model states the needs by MCP sampling; pass needs instead)."
-            )
-        ),
-    ] = "offline",
-    contractor_backend: Annotated[
-        Backend, Field(description="Reasoner for the contractors: 'offline' or 'llm'.")
-    ] = "offline",
-    deadline_s: Annotated[
-        float | None,
-        Field(
-            gt=0,
-            le=3600,
-            description=(
-                "With 'llm': seconds for all LLM steps; the rest then run offline (default: TENDER_DEADLINE)."
-            ),
-        ),
-    ] = None,
+    excluded_categories: Annotated[list[str], Field(description="Categories whose items are never used.")] = [],
+    excluded_apis: Annotated[list[int | str], Field(description="Items (ids or exact names) never to use.")] = [],
+    include_deprecated: Annotated[
+        bool, Field(description="Also award items marked gone, and server lists, templates and demos.")
+    ] = False,
     detail: Annotated[
         Detail,
         Field(
             description=(
-                "'summary' (default): per function, its APIs a line each. 'full' adds the stage sets, the cost and "
+                "'summary' (default): per function, its items a line each. 'full' adds the stage sets, the cost and "
                 "the rationales."
             )
         ),
     ] = "summary",
 ) -> Annotated[CallToolResult, Recommendation]:
-    """Recommend the APIs or tools a composite service needs, from the catalogue this server serves (its
-    instructions say which), by a contract-net negotiation among agents.
+    """Recommend the MCP servers or web APIs a request needs, from this server's catalogue, by a contract-net
+    negotiation among agents.
 
-    Pass the requirement in plain words, and the needs when you can state them. Each function gets its
-    API(s): what it does, link, status, the probability it serves the function and why, and the runners-up;
-    a function nothing serves is unserved. explain_bids(run_id) tells the bidding."""
+    Pass the requirement, the needs when you can state them, and kind: 'mcp_server' for abilities for you
+    (servers to install), 'web_api' for an app. Each function gets its item(s) with the probability it serves and
+    why, or is unserved; servers come with a client configuration to paste. explain_bids(run_id) tells why."""
     app = app_of(ctx)
+    settings = app.settings
     with fixable():
         app.require_catalog()
         request = Request.create(
             requirement,
-            protocol=protocol,
-            organisation=organisation,
             needs=needs,
+            kind=kind,
             constraints={
                 "max_apis": max_apis,
                 "required_categories": required_categories,
@@ -259,29 +226,34 @@ async def recommend_apis(
                 "include_deprecated": include_deprecated,
             },
         )
-        request, said = await _needs_by_client(ctx, app, request, manager_backend)
-        if manager_backend == "client":
-            manager_backend = "offline"  # the client's model states the needs; the other steps are Tender's own
-        tender = app.tender(manager_backend, contractor_backend)
-
-        def work(context: RunContext) -> Run:
-            if said:
-                context.note(said)
-            run = tender.recommend(request, context)
-            if rebuilt := app.rebuilt(tender.catalog):
-                run.plan.notes.append(rebuilt)
-            # the catalogue the run was made on, whatever is published meanwhile; a plan that cannot be stored is
-            # returned with a note saying why
-            keep(app.runs, run, tender.catalog)
-            return run
-
-        run = await in_worker(
-            ctx,
-            work,
-            app.limiter(manager_backend, contractor_backend),
-            deadline_s if deadline_s is not None else app.settings.deadline_s,
+        run, catalog = await _recommend(
+            ctx, app, request, settings.manager_backend, settings.contractor_backend, settings.deadline_s
         )
-    return result_of(recommendation(run, tender.catalog, detail))
+    return result_of(recommendation(run, catalog, detail))
+
+
+async def _recommend(
+    ctx: Context, app: AppContext, request: Request, manager_backend: str, contractor_backend: str, deadline_s
+) -> tuple[Run, Catalog]:
+    """One recommendation on a worker, kept in the runs store (a plan that cannot be stored is returned with a
+    note); with the `client` manager, the needs asked of the client's model first."""
+    request, said = await _needs_by_client(ctx, app, request, manager_backend)
+    if manager_backend == "client":
+        manager_backend = "offline"  # the client's model states the needs; the other steps are Tender's own
+    tender = app.tender(manager_backend, contractor_backend)
+
+    def work(context: RunContext) -> Run:
+        if said:
+            context.note(said)
+        run = tender.recommend(request, context)
+        if rebuilt := app.rebuilt(tender.catalog):
+            run.plan.notes.append(rebuilt)
+        # the catalogue the run was made on, whatever is published meanwhile
+        keep(app.runs, run, tender.catalog)
+        return run
+
+    run = await in_worker(ctx, work, app.limiter(manager_backend, contractor_backend), deadline_s)
+    return run, tender.catalog
 
 
 async def _needs_by_client(ctx: Context, app: AppContext, request: Request, backend: str) -> tuple[Request, str]:
@@ -361,26 +333,38 @@ async def compare_protocols(
     ctx: Context,
     requirement: Requirement,
     needs: Annotated[list[str] | None, Field(max_length=12, description="As recommend_apis' needs.")] = None,
+    kind: Kind = None,
     organisation: Annotated[
-        Organisation, Field(description="'api' (one agent per API or tool, default), 'category' or 'provider'.")
+        Organisation,
+        Field(description="One contractor per 'api' (default), 'category' or 'provider'."),
     ] = "api",
     max_apis: Annotated[
-        int | None, Field(ge=1, le=50, description="At most this many APIs per plan (1 to 50); omit for no limit.")
+        int | None, Field(ge=1, le=50, description="At most this many items per plan (1 to 50); omit for no limit.")
+    ] = None,
+    manager_backend: Annotated[Backend, Field(description="The manager's reasoner.")] = "offline",
+    contractor_backend: Annotated[Backend, Field(description="The contractors' reasoner.")] = "offline",
+    deadline_s: Annotated[
+        float | None, Field(gt=0, le=3600, description="With 'llm': seconds for each run's LLM steps.")
     ] = None,
 ) -> Comparison:
-    """Run the same requirement under every protocol ({protocols}) side by side: each one's APIs,
-    latency, messages, contractors contacted and LLM cost, with a run_id each for explain_bids. For a
-    single recommendation use recommend_apis."""
+    """Run the same requirement under every protocol ({protocols}) side by side: each one's items,
+    latency, messages, contractors contacted and LLM cost, with a run_id each. For one recommendation use
+    recommend_apis."""
     app = app_of(ctx)
     with fixable():
         app.require_catalog()
         requests = [
             Request.create(
-                requirement, protocol=p, organisation=organisation, needs=needs, constraints={"max_apis": max_apis}
+                requirement,
+                protocol=p,
+                organisation=organisation,
+                needs=needs,
+                kind=kind,
+                constraints={"max_apis": max_apis},
             )
             for p in PROTOCOLS
         ]
-        tender = app.tender()
+        tender = app.tender(manager_backend, contractor_backend)
 
         def work(context: RunContext) -> list[Run]:
             runs = []
@@ -400,7 +384,12 @@ async def compare_protocols(
                 runs.append(run)
             return runs
 
-        runs = await in_worker(ctx, work, app.limiter())
+        runs = await in_worker(
+            ctx,
+            work,
+            app.limiter(manager_backend, contractor_backend),
+            deadline_s if deadline_s is not None else app.settings.deadline_s,
+        )
     common = set.intersection(*({a.name for a in run.plan.apis} for run in runs))
     return Comparison(
         requirement=runs[0].plan.requirement,
@@ -490,7 +479,7 @@ def api_details(catalog: Catalog, api_ref: int | str) -> ApiDetails:
             MashupBrief(mashup_id=m.id, name=m.name, description=short(m.description, 200))
             for m in reversed(history[-5:])
         ],
-        install=api.details.get("install") or None,
+        install=routes[0].model_dump(mode="json") if (routes := routes_of(api.details)) else None,
     )
 
 
