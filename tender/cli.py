@@ -1163,7 +1163,7 @@ def evaluate_command(
 
     \b
     Datasets: programmableweb, r2api, metatool-multi, metatool-single, openapi-suite,
-    programmableweb-suite, mcp-suite, today-suite (docs/results.md says what each is).
+    programmableweb-suite, mcp-suite, today-suite, assistant-suite (docs/results.md says what each is).
 
     \b
     Examples:

@@ -22,7 +22,7 @@ _ASSISTANT = re.compile(
     r"ai (?:assistant|agent)s?|llm|mcp(?: servers?| tools?)?|which servers?|a server (?:to|i can) install|"
     r"install(?:ed)? (?:a |an |the )?(?:mcp )?server|"
     r"(?:can|could|would|will) you\b|help me\b|let me\b|for me\b|"
-    r"give (?:you|yourself)\b|you (?:can|could|to) )",
+    r"give (?:you|yourself)\b|you (?:can|could|to) |\(assistant\))",
     re.I,
 )
 # ... or an app, a site, a bot someone builds (which calls web APIs).
@@ -52,7 +52,8 @@ def cues(text: str) -> list[tuple[int, int, str, str]]:
 
 
 def read_forms(requirement: str, needs: list[str]) -> FormReading:
-    """Each need's form by the cue nearest before it in the requirement (after it where none comes before);
+    """Each need's form by its own words where they say it ("a weather API for the club site"), else by the cue
+    nearest before it in the requirement (after it where none comes before);
     a need that is not in the requirement's words (the caller's own phrase) takes the request's form: the only
     form its cues name, else any. A request with no cue: any form, for every need."""
     found = cues(requirement)
@@ -61,6 +62,11 @@ def read_forms(requirement: str, needs: list[str]) -> FormReading:
     overall_said = next((words for _, _, form, words in found if form == overall), "")
     forms, said = [], []
     for need in needs:
+        own = cues(need)
+        if {form for _, _, form, _ in own} in ({"mcp_server"}, {"web_api"}):  # the need says it itself
+            forms.append(own[0][2])
+            said.append(own[0][3])
+            continue
         where = _locate(requirement, need)
         if where is None or not found:
             forms.append(overall)
@@ -77,12 +83,31 @@ def read_forms(requirement: str, needs: list[str]) -> FormReading:
 
 
 def _locate(text: str, need: str) -> tuple[int, int] | None:
-    """Where a need stands in the requirement, blanks aside; None when it is not its words."""
+    """Where a need stands in the requirement: its words, blanks aside; else the clause that shares most of its
+    words (a need the caller phrased itself, "read my Sentry issues" for "Claude should go through my Sentry
+    issues"); None when no clause shares a word of it."""
     pattern = r"\s+".join(re.escape(word) for word in need.split())
     if not pattern:
         return None
     match = re.search(pattern, text, re.I)
-    return (match.start(), match.end()) if match else None
+    if match:
+        return match.start(), match.end()
+    wanted = _stems(need)
+    best, where = 0, None
+    for clause in _CLAUSE.finditer(text):
+        shared = len(wanted & _stems(clause.group(0)))
+        if shared > best:
+            best, where = shared, (clause.start(), clause.end())
+    return where
+
+
+_CLAUSE = re.compile(r"[^.;!?\n]+")
+_STOP = frozenset("a an the and or of to in on for with my our your me us it its this that from by as at be".split())
+
+
+def _stems(text: str) -> set[str]:
+    """Content words cut to their first five letters ("issues", "issue"; "appointments", "appointment")."""
+    return {w[:5] for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP and len(w) > 2}
 
 
 def describe(reading: FormReading, functions: list[str]) -> str:

@@ -30,7 +30,20 @@ def _sources(name: str, paths: Paths):
             mcp_registry=[str(paths.need("mcp-registry", "seed_2025_05_16.json"))],
             public_apis=[str(paths.need("public-apis", "public-apis-README.md"))],
         )
+    if name == "demo":
+        return gather(**demo_sources(paths))
     raise UnknownDataset(f"no catalogue {name!r}")
+
+
+def demo_sources(paths: Paths) -> dict:
+    """The demo catalogue's sources (`make demo` builds the same): the MCP Registry seed, toolsdk's and Docker's MCP
+    catalogues and the public-apis directory."""
+    return dict(
+        mcp_registry=[str(paths.need("mcp-registry", "seed_2025_05_16.json"))],
+        public_apis=[str(paths.need("public-apis", "public-apis-README.md"))],
+        toolsdk=[paths.need("toolsdk-mcp-registry", "servers.jsonl")],
+        docker_mcp=[paths.need("docker-mcp-catalog", "servers.jsonl")],
+    )
 
 
 class Catalogues:

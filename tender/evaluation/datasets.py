@@ -11,10 +11,11 @@ run in. A part's ids never change: what is fitted or chosen uses dev or training
 | programmableweb-suite | the 940 APIs, history = the train part | judged functions | dev, test |
 | mcp-suite | the 601 tools of 52 real MCP servers (suites/mcp) | judged functions | dev, test |
 | today-suite | the public-apis directory and the MCP Registry seed (2,158 items) | judged functions | dev, test |
+| assistant-suite | the demo catalogue: the seed, toolsdk's and Docker's MCP catalogues, public-apis | judged functions | dev, test |
 """
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -158,11 +159,16 @@ def _r2api_read(paths: Paths, part: str, catalog: Catalog) -> list[Query]:
 # -- MetaTool ------------------------------------------------------------------------------------------------
 @cache
 def _needs(file: str) -> dict[str, tuple[str, ...]]:
+    return {i: tuple(r["needs"]) for i, r in _needs_rows(file).items()}
+
+
+@cache
+def _needs_rows(file: str) -> dict[str, dict]:
     path = NEEDS / file
     if not path.is_file():
         return {}
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return {str(r["id"]): tuple(r["needs"]) for r in rows}
+    return {str(r["id"]): r for r in rows}
 
 
 def _metatool_multi(paths: Paths, part: str, catalog: Catalog) -> list[Query]:
@@ -201,20 +207,62 @@ def as_id(item: object) -> int:
     return int(str(item))
 
 
-def suite_query(row: dict, needs: dict[str, tuple[str, ...]], resolve: Callable[[object], int] = as_id) -> Query:
+def suite_query(
+    row: dict,
+    needs: dict[str, tuple[str, ...]],
+    resolve: Callable[[object], int | Iterable[int]] = as_id,
+    kinds: dict[str, str] | None = None,
+) -> Query:
+    """A judged request as a Query; `resolve` names an item's id (or the ids a reference stands for: a server and
+    its tools)."""
+
+    def ids(names) -> frozenset[int]:
+        out: set[int] = set()
+        for name in names:
+            found = resolve(name)
+            out |= {found} if isinstance(found, int) else set(found)
+        return frozenset(out)
+
     functions = tuple(
-        GoldFunction(need=f["need"], acceptable=frozenset(resolve(a) for a in f["acceptable"]))
+        GoldFunction(need=f["need"], acceptable=ids(f["acceptable"]), form=f.get("form", "any"))
         for f in row.get("functions", [])
     )
     return Query(
         id=str(row["id"]),
         text=row["requirement"],
         functions=functions,
-        irrelevant=frozenset(resolve(a) for a in row.get("irrelevant", [])),
+        irrelevant=ids(row.get("irrelevant", [])),
         expect_nothing=row.get("expect") == "nothing" or not functions,
         needs=needs.get(str(row["id"])),
+        kind=(kinds or {}).get(str(row["id"])),
         language=row.get("language", "en"),
     )
+
+
+def resolve_by_ref(catalog: Catalog) -> Callable[[object], set[int]]:
+    """Resolves a catalogue reference ("toolsdk:<key>", "docker:<name>", "registry:<name>", "public-apis:<name>")
+    to the item that holds it and, for a server, the items of its tools: a server met in several catalogues is one
+    item holding each of its references. UnknownDataset names a reference the catalogue lacks."""
+    holders: dict[str, set[int]] = {}
+    tools: dict[str, set[int]] = {}
+    for api in catalog.apis():
+        for ref in api.details.get("refs") or []:
+            holders.setdefault(str(ref), set()).add(api.id)
+        if api.kind == "tool" and api.details.get("of_server"):
+            tools.setdefault(str(api.details["of_server"]), set()).add(api.id)
+
+    def resolve(ref: object) -> set[int]:
+        key = str(ref)
+        if key not in holders:
+            raise UnknownDataset(f"the suite names {key!r}, which the catalogue {catalog.path} lacks")
+        found = set(holders[key])
+        for item in list(found):
+            api = catalog.get_api(item)
+            if api.kind == "server":
+                found |= tools.get(api.provider, set())
+        return found
+
+    return resolve
 
 
 def resolve_by_name(catalog: Catalog) -> Callable[[object], int]:
@@ -239,7 +287,12 @@ def resolve_by_name(catalog: Catalog) -> Callable[[object], int]:
 
 
 def _suite(
-    name: str, files: tuple[str, ...], needs_files: tuple[str, ...], by_tool: bool = False, by_name: bool = False
+    name: str,
+    files: tuple[str, ...],
+    needs_files: tuple[str, ...],
+    by_tool: bool = False,
+    by_name: bool = False,
+    by_ref: bool = False,
 ) -> Callable[[Paths, str, Catalog], list[Query]]:
     """A judged suite's reader. `by_tool`: items are judged as "server/tool" (an MCP catalogue's ids depend on
     the build), resolved against the catalogue. `by_name`: items are judged by their exact catalogue name (a
@@ -248,9 +301,11 @@ def _suite(
     def read(paths: Paths, part: str, catalog: Catalog) -> list[Query]:
         wanted = set(_ids(name, part))
         needs: dict[str, tuple[str, ...]] = {}
+        kinds: dict[str, str] = {}
         for file in needs_files:
             needs |= _needs(file)
-        resolve: Callable[[object], int] = as_id
+            kinds |= {i: r["kind"] for i, r in _needs_rows(file).items() if r.get("kind")}
+        resolve: Callable[[object], int | Iterable[int]] = as_id
         if by_tool:
             tools = {f"{a.server}/{a.tool}": a.id for a in catalog.apis()}
 
@@ -261,9 +316,11 @@ def _suite(
 
         elif by_name:
             resolve = resolve_by_name(catalog)
+        elif by_ref:
+            resolve = resolve_by_ref(catalog)
 
         rows = [r for file in files for r in suite_rows(SUITES / file) if str(r["id"]) in wanted]
-        return [suite_query(r, needs, resolve) for r in rows]
+        return [suite_query(r, needs, resolve, kinds) for r in rows]
 
     return read
 
@@ -355,6 +412,16 @@ DATASETS: dict[str, Dataset] = {
             (DECOMPOSED, ASSISTANT, GOLD),
             ("dev", "test"),
             _suite("today-suite", ("today.jsonl",), ("today_suite.jsonl",), by_name=True),
+        ),
+        Dataset(
+            "assistant-suite",
+            "demo",
+            "requests for an assistant's abilities, for apps and for both, judged blind over the demo catalogue (the "
+            "MCP Registry seed, toolsdk's and Docker's MCP catalogues, public-apis): an ability of the assistant is "
+            "served by an MCP server only (suites/assistant.jsonl)",
+            (DECOMPOSED, ASSISTANT, GOLD),
+            ("dev", "test"),
+            _suite("assistant-suite", ("assistant.jsonl",), ("assistant_suite.jsonl",), by_ref=True),
         ),
     )
 }

@@ -23,6 +23,7 @@ class GoldFunction(BaseModel):
 
     need: str = ""
     acceptable: frozenset[int]
+    form: str = "any"  # what the judge accepted: 'mcp_server' (servers only), 'web_api' (web APIs only) or any
 
 
 class Query(BaseModel):
@@ -37,6 +38,7 @@ class Query(BaseModel):
     expect_nothing: bool = False
     # The needs an assistant would pass for it (written blind, from the request alone), where a dataset has them.
     needs: tuple[str, ...] | None = None
+    kind: str | None = None  # the kind the assistant passes with its needs (mcp_server, web_api), where one
     language: str = "en"
 
     @property
@@ -60,6 +62,8 @@ class Answer(BaseModel):
     error: str | None = None
     notes: list[str] = Field(default_factory=list)
     dead: list[int] = Field(default_factory=list)  # the final set's items the catalogue marks deprecated or gone
+    servers: list[int] = Field(default_factory=list)  # the final set's MCP servers (and tools of servers)
+    installable: list[int] = Field(default_factory=list)  # ... of them, those with an install route
 
 
 def _covers(item: int, query: Query) -> list[int]:
@@ -128,6 +132,10 @@ def metrics(query: Query, answer: Answer) -> dict[str, float]:
     out["all_covered"] = float(recall == 1.0)
     out["clearly_wrong"] = float(bool(set(answer.final) & query.irrelevant))
     out["dead"] = float(bool(answer.dead))
+    if answer.final and query.functions and all(f.form == "mcp_server" for f in query.functions):
+        out["servers_share"] = len(set(answer.servers) & set(answer.final)) / len(answer.final)
+        if answer.servers:
+            out["installable_share"] = len(set(answer.installable) & set(answer.servers)) / len(set(answer.servers))
     out["size"] = float(len(answer.final))
     if query.needs is not None:
         out["one_step_per_need"] = float(len(answer.steps) == len(query.needs))

@@ -62,6 +62,8 @@ def _dataset_section(summary: dict, dataset: str) -> list[str]:
         queries = max(g["queries"] for g in groups)
         lines += [f"**{variant}** ({'/'.join(parts)} part, {queries} queries)", ""]
         extra = ["all covered", "clearly wrong", "dead item", "abstained"] if suite else []
+        servers = any("servers_share" in g["metrics"] for g in groups)
+        extra += ["servers"] if servers else []
         head = [name for _, name in COLUMNS] + extra + ["items", "p50 ms"]
         lines += ["| method | " + " | ".join(head) + " |", "|---|" + "---:|" * len(head)]
         for g in groups:
@@ -69,6 +71,8 @@ def _dataset_section(summary: dict, dataset: str) -> list[str]:
             cells = [_fmt(m.get(k)) for k, _ in COLUMNS]
             if suite:
                 cells += [_fmt(m.get(k)) for k in ("all_covered", "clearly_wrong", "dead", "abstained")]
+            if servers:
+                cells.append(_fmt(m.get("servers_share")))
             cells += [f"{m.get('size', 0):.2f}", f"{g['latency_ms']['p50']:.0f}"]
             lines.append(f"| {g['method']} | " + " | ".join(cells) + " |")
         lines.append("")

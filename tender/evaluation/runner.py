@@ -19,6 +19,7 @@ from tender.agents.protocols import PROTOCOLS
 from tender.agents.request import InvalidRequest, Request
 from tender.agents.service import ranking_model
 from tender.catalog import Catalog
+from tender.catalog.servers import routes_of
 from tender.ranking.scorer import Scorer
 
 from .baselines import BASELINES, HISTORY_ONLY, NEEDS_ONLY, QueryVectors
@@ -114,6 +115,7 @@ def protocol_answer(
             query.text,
             protocol=method,
             needs=list(needs) if needs else None,
+            kind=query.kind if needs else None,  # an assistant stating the needs says what it wants them as
             top_n=top_n,
             constraints={"include_deprecated": include_deprecated},
         )
@@ -200,7 +202,10 @@ def run_job(
                     seconds = time.perf_counter() - started + vectors.skipped - spared  # as if it ran alone
                     answer = Answer(final=final, ranked=ranked, latency_ms=seconds * 1000)
                 dead = [a for a in answer.final if catalog.get_api(a).status == "deprecated"]
-                out.append(record(job, method, query, answer.model_copy(update={"dead": dead}), needs))
+                servers = [a for a in answer.final if catalog.get_api(a).of_server]
+                installable = [a for a in servers if routes_of(catalog.get_api(a).details)]
+                seen = {"dead": dead, "servers": servers, "installable": installable}
+                out.append(record(job, method, query, answer.model_copy(update=seen), needs))
                 bar.update()
         bar.close()
         return out

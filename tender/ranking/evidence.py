@@ -38,6 +38,7 @@ class Evidence(BaseModel):
     catalogue_history: bool = Field(False, description="Whether the catalogue has usage history at all.")
     named: float = Field(0.0, description="1 where the requirement names the item, 0.5 by its first words.")
     deprecated: bool = False
+    uninstallable: bool = Field(False, description="An MCP server with no route Tender can write to install it.")
     via_tool: str = Field(
         "", description="For an MCP server: the tool of it whose description the numbers above are of ('' its own)."
     )
@@ -63,6 +64,8 @@ class Evidence(BaseModel):
             said.append("it shares some of the need's words")
         if self.uses and max(self.history, self.history_requirement) < 0.1:
             said.append(f"used in {self.uses} past mashup{'s' if self.uses != 1 else ''}")
+        if self.uninstallable:
+            said.append("no install route known: see its repository")
         return said
 
 

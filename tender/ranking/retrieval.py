@@ -14,6 +14,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from tender.catalog import Catalog
+from tender.catalog.servers import routes_of
 
 from .evidence import Evidence
 from .lexical import query_terms
@@ -79,6 +80,7 @@ class Ranker:
         self._dense, self._name_dense = catalog.dense_search("api"), catalog.dense_search("name")
         self._ids = np.array(self._items.ids, dtype=np.int64)
         self._deprecated = {a.id for a in catalog.apis() if a.status == "deprecated"}
+        self._uninstallable = {a.id for a in catalog.apis() if a.kind == "server" and not routes_of(a.details)}
         self.eligibility = Eligibility(catalog.apis(), self._ids)
         # A tool of a server the catalogue lists as an item is a way to that server: its match is the server's.
         servers = {a.provider: a.id for a in catalog.apis() if a.kind == "server"}
@@ -200,6 +202,7 @@ class Ranker:
                 catalogue_history=self.has_history,
                 named=self._named.mentions(item, requirement),
                 deprecated=item in self._deprecated,
+                uninstallable=item in self._uninstallable,
             )
             candidates.append((item, evidence))
         scores = [round(float(p), 4) for p in self.scorer.probabilities([e for _, e in candidates])]
@@ -220,7 +223,9 @@ class Ranker:
             if server is None:
                 out.setdefault(c.item, c)
             elif server not in out:
-                evidence = c.evidence.model_copy(update={"via_tool": self._tool_names.get(c.item, "")})
+                evidence = c.evidence.model_copy(
+                    update={"via_tool": self._tool_names.get(c.item, ""), "uninstallable": server in self._uninstallable}
+                )
                 out[server] = Candidate(item=server, score=c.score, evidence=evidence)
         return list(out.values())
 

@@ -7,7 +7,8 @@ minus a cost per item and a cost for a second item of the same provider given th
 more than it costs, nothing is chosen for that function: it is reported unserved, with its best candidates.
 
 A deprecated item counts DEPRECATED_MARGIN less, so it gives way to an active one of similar score and is chosen
-only where nothing active comes near; the plan flags it."""
+only where nothing active comes near; the plan flags it. An MCP server with no install route counts the same margin
+less (`margin`): a server the user can install wins over one of similar score they cannot."""
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,11 +43,13 @@ def choose(
     provider: Callable[[int], str] = str,
     deprecated: Callable[[int], bool] = lambda item: False,
     max_items: int | None = None,
+    uninstallable: Callable[[int], bool] = lambda item: False,
 ) -> Choice:
     """Greedy maximisation of the objective above."""
     scores: dict[int, dict[str, float]] = {}
     for o in options:
-        effective = max(0.0, o.score - (DEPRECATED_MARGIN if deprecated(o.item) else 0.0))
+        margin = DEPRECATED_MARGIN * (deprecated(o.item) + uninstallable(o.item))
+        effective = max(0.0, o.score - margin)
         row = scores.setdefault(o.item, {})
         row[o.function] = max(row.get(o.function, 0.0), effective)
     missing = {f: 1.0 for f in functions}  # 1 - coverage

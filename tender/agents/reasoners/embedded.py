@@ -116,6 +116,7 @@ class EmbeddedReasoner(Reasoner):
     def select(self, task: SelectTask) -> Selection:
         """The set of highest expected coverage of the functions, less what its items cost (ranking.selection)."""
         deprecated = {p.api_id for p in task.proposals if p.evidence is not None and p.evidence.deprecated}
+        uninstallable = {p.api_id for p in task.proposals if p.evidence is not None and p.evidence.uninstallable}
         cost = task.selection.cost_for(
             any(p.evidence is not None and p.evidence.catalogue_history for p in task.proposals)
         )
@@ -128,6 +129,7 @@ class EmbeddedReasoner(Reasoner):
             redundancy=task.selection.redundancy,
             provider=lambda item: task.providers.get(item, str(item)),
             deprecated=lambda item: item in deprecated,
+            uninstallable=lambda item: item in uninstallable,
             max_items=task.max_apis,
         )
         if not choice.items:
