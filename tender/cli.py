@@ -211,6 +211,14 @@ def mcp_source_options(command):
     "remote endpoint, each tool it lists an item of its server. A server several catalogues list is one item.",
 )
 @click.option(
+    "--harvest",
+    "harvest_files",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="What `tender catalog harvest` saw of the servers (a dated JSON lines file): a server that started gains "
+    "the tools it listed, each server says whether it was started.",
+)
+@click.option(
     "--fetch-timeout",
     type=Seconds(0.1, 3600),
     default=30,
@@ -239,6 +247,7 @@ def catalog_build(
     mcp_registry,
     toolsdk,
     docker_mcp,
+    harvest_files,
     fetch_timeout,
     full_sync,
     quiet,
@@ -264,6 +273,7 @@ def catalog_build(
         tender catalog build --mcp-registry ../shared/data/mcp-registry/seed_2025_05_16.json --public-apis --db all.db
     """
     from tender.catalog.build import MAX_EMBEDDED_CHARS, build_from_sources
+    from tender.catalog.harvest import harvest_source, read_harvest
     from tender.catalog.sources.gather import gather
     from tender.catalog.sources.jsonl import read_mashup_ids
 
@@ -300,10 +310,19 @@ def catalog_build(
             click.echo(f"Skipped {source.info.skipped}", err=True)
         if source.info.kind in ("public-apis", "mcp-registry", "toolsdk", "docker-mcp"):
             click.echo(f"Read {source.info.name}: {source.info.items:,} items; {source.info.detail}.", err=True)
+    harvested = [record for path in harvest_files for record in read_harvest(path)]
+    sources += [harvest_source(path) for path in harvest_files]
+    for source in sources[-len(harvest_files) :] if harvest_files else []:
+        click.echo(f"Read {source.info.name}: {source.info.detail}.", err=True)
     excluded = read_mashup_ids(exclude_mashups) if exclude_mashups else []
     db_path = db_path or settings.catalog_path
     meta = build_from_sources(
-        sources, db_path, settings.embedder(threads=None, catalog=db_path), exclude_mashups=excluded, progress=not quiet
+        sources,
+        db_path,
+        settings.embedder(threads=None, catalog=db_path),
+        exclude_mashups=excluded,
+        progress=not quiet,
+        harvested=harvested,
     )
     click.echo(
         f"Built {db_path}: {meta['apis']} items of {meta['providers']} providers ({meta['deprecated']} deprecated), "
@@ -324,6 +343,68 @@ def catalog_build(
             "`tender catalog read-ahead` reads them all now.",
             err=True,
         )
+
+
+@catalog.command("harvest")
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(path_type=Path),
+    help="The catalogue whose servers to start (default: TENDER_CATALOG).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The harvest file to write (JSON lines, appended; a stopped harvest resumes from it).",
+)
+@click.option("--all-servers", is_flag=True, help="Also servers whose tools a catalogue already lists.")
+@click.option("--limit", type=click.IntRange(1), help="At most this many servers (the first, in catalogue order).")
+@click.option("--jobs", type=click.IntRange(1, 32), default=4, show_default=True, help="Servers started at once.")
+@click.option(
+    "--timeout",
+    type=Seconds(5, 600),
+    default=90,
+    show_default=True,
+    help="Seconds a server may take to install, start and list its tools.",
+)
+@click.option(
+    "--run-third-party-code",
+    is_flag=True,
+    help="Required: this installs and runs other people's packages on this machine (no secrets, a throwaway folder, "
+    "bounded in time and memory, but their code all the same).",
+)
+@click.pass_obj
+def catalog_harvest(settings: Settings, db_path, out, all_servers, limit, jobs, timeout, run_third_party_code):
+    """Start a catalogue's MCP servers from their install routes (npx, uvx) and record the tools each lists, for
+    `tender catalog build --harvest FILE`.
+
+    Each server runs with no secrets (PATH and a throwaway HOME only), in a throwaway folder, within --timeout and
+    4 GB of address space; images and remote endpoints are not started. Nothing else in Tender starts a
+    catalogue's server: this runs third-party code, so it asks for --run-third-party-code.
+
+    \b
+    Examples:
+        tender catalog harvest --db demo.db --out harvest-2026-11-28.jsonl --run-third-party-code
+        tender catalog build ... --harvest harvest-2026-11-28.jsonl
+    """
+    from tender.catalog.harvest import harvest, read_harvest, summary, targets
+
+    if not run_third_party_code:
+        raise click.UsageError(
+            "a harvest installs and runs other people's packages on this machine; pass --run-third-party-code "
+            "if that is your choice"
+        )
+    catalog = open_catalog(with_db(settings, db_path), embed=False)
+    found = targets(catalog.apis(), only_unlisted=not all_servers)[: limit or None]
+    click.echo(f"{len(found):,} servers to start ({jobs} at a time, {timeout:g} s each at most) into {out}", err=True)
+
+    def said(record) -> None:
+        state = f"started, {len(record.tools)} tools" if record.started else f"did not start: {record.error[:120]}"
+        click.echo(f"  {record.refs[0]}: {state}", err=True)
+
+    harvest(found, out, timeout=timeout, jobs=jobs, on_done=said)
+    click.echo(summary(read_harvest(out)))
 
 
 @catalog.command("list-tools")

@@ -236,6 +236,14 @@ def recommendation(run: Run, catalog: Catalog | None = None, detail: Detail = "s
     if result_bytes(result) > RESULT_BYTES - 400:  # the runners-up go first: explain_bids has them too
         functions = [f.model_copy(update=dict(runners_up=[], close_call=None)) for f in functions]
         result = result.model_copy(update=dict(functions=functions))
+    if result_bytes(result) > RESULT_BYTES - 400 and result.client_config:
+        # each server's own route next: the client configuration holds it (and get_api has it whole)
+        functions = [
+            f.model_copy(update=dict(apis=[a.model_copy(update=dict(install=None)) for a in f.apis])) for f in functions
+        ]
+        result = result.model_copy(update=dict(functions=functions))
+    if result_bytes(result) > RESULT_BYTES - 400 and result.client_config:
+        result = result.model_copy(update=dict(client_config=_fitted_config(result.client_config, result)))
     kept = fitting(functions, lambda shown: result.model_copy(update=dict(functions=list(shown))), RESULT_BYTES - 400)
     if kept < len(functions):
         rest = functions[kept:]
@@ -245,6 +253,16 @@ def recommendation(run: Run, catalog: Catalog | None = None, detail: Detail = "s
         )
         result = result.model_copy(update=dict(functions=functions[:kept], notes=[*result.notes, note]))
     return result
+
+
+def _fitted_config(config: dict, result: Recommendation) -> dict | None:
+    """A client configuration cut to fit the answer: the variables' descriptions first, then the clients but
+    Claude Desktop's, then none (each server's card, get_api, has its route)."""
+    lighter = {**config, "variables": [{**v, "description": ""} for v in config.get("variables", [])]}
+    for candidate in (lighter, {k: lighter[k] for k in ("claude_desktop", "variables") if k in lighter}):
+        if result_bytes(result.model_copy(update=dict(client_config=candidate))) <= RESULT_BYTES - 400:
+            return candidate
+    return None
 
 
 def _status(step) -> str:

@@ -24,6 +24,7 @@ from .encoders import EncoderId, recorded_encoder
 from .graph import co_usage_counts, jaccard
 from .records import Api, Mashup
 from .schema import SCHEMA_VERSION, create_indexes, create_tables
+from .harvest import Harvested, apply_harvest
 from .servers import merge_items
 from .summary import fingerprint_of
 from .sources import Loaded, load_jsonl
@@ -167,9 +168,10 @@ def build_catalog(
     )
 
 
-def assemble(sources: list[Loaded]) -> tuple[list[Api], list[Mashup]]:
+def assemble(sources: list[Loaded], harvested: Sequence[Harvested] = ()) -> tuple[list[Api], list[Mashup]]:
     """One list of items from every source. JSONL items keep their ids (the evaluation's gold sets name them);
-    the others are numbered after them, in source order, and get a name no other item has."""
+    the others are numbered after them, in source order, and get a name no other item has. A server listed by
+    several catalogues is one item; what a harvest saw of each server is added to it (harvest.py)."""
     apis: list[Api] = []
     mashups: list[Mashup] = []
     owner: dict[int, str] = {}
@@ -186,6 +188,8 @@ def assemble(sources: list[Loaded]) -> tuple[list[Api], list[Mashup]]:
     names = {api.name.casefold() for api in apis}
     # A server listed by several catalogues (the MCP Registry, toolsdk's, Docker's) becomes one item.
     others = merge_items([api for source in sources if source.info.kind != "jsonl" for api in source.apis])
+    if harvested:
+        others = apply_harvest(others, list(harvested))
     for api in others:
         name, n = api.name, 1
         while name.casefold() in names:
@@ -208,11 +212,13 @@ def build_from_sources(
     *,
     exclude_mashups: Iterable[int] = (),
     progress: bool = False,
+    harvested: Sequence[Harvested] = (),
 ) -> dict:
-    """Build the catalogue at db_path from loaded sources; see build_catalog."""
+    """Build the catalogue at db_path from loaded sources (and what harvests saw of their servers); see
+    build_catalog."""
     started = time.perf_counter()
     db_path = Path(db_path)
-    apis, mashups = assemble(sources)
+    apis, mashups = assemble(sources, harvested)
     excluded = set(exclude_mashups)
     mashups = [m for m in mashups if m.id not in excluded]
 

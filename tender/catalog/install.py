@@ -20,10 +20,12 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError, computed_fi
 # The runner of each package registry. A record's runtimeHint is accepted only where it names this runner.
 RUNNERS = {"npm": "npx", "pypi": "uvx", "oci": "docker", "nuget": "dnx"}
 Registry = Literal["npm", "pypi", "oci", "nuget"]
-MAX_ARGS = 40
-MAX_ARG_CHARS = 500
-MAX_VARIABLES = 40
-MAX_URL_CHARS = 2_000
+# A route is read back into every answer that awards its server: bounded, so a record cannot fill one (a record of
+# 10,000 arguments made answers of 1.2 MB against their 32 KB).
+MAX_ARGS = 24
+MAX_ARG_CHARS = 300
+MAX_VARIABLES = 24
+MAX_URL_CHARS = 1_000
 
 NPM_NAME = re.compile(r"^(?:@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9~][a-z0-9._~-]*$")
 NPM_LEGACY = re.compile(r"^[A-Za-z0-9~][A-Za-z0-9._~-]*$")  # unscoped names from before the lowercase rule
@@ -107,7 +109,7 @@ class Variable(BaseModel):
     name: str
     required: bool = False
     secret: bool = False
-    description: str = Field("", max_length=300)
+    description: str = Field("", max_length=200)
 
     @model_validator(mode="after")
     def _named(self):
@@ -428,11 +430,17 @@ def is_image(word: str) -> bool:
     return bool(OCI_IMAGE.match(path) and ("/" in path or tag) and "." not in path.rsplit("/", 1)[-1])
 
 
+_EXAMPLE_PATH = re.compile(r"^(?:~|\$\w+|/path/to|/Users/|/home/\w+|[A-Za-z]:[/\\])|your|path", re.I)
+
+
 def _volume(value: str) -> str:
-    """A volume's host side as the user's to name: "~/.aws:/root/.aws" -> "<aws>:/root/.aws" (a named volume and a
-    placeholder stay)."""
+    """A volume whose host side is a README's example ("~/.aws:/root/.aws", "/path/to/storage:/storage") as the
+    user's to name ("<aws>:/root/.aws"); a named volume and a placeholder stay; any other fixed path of the user's
+    machine ("/:/host") stays as written, for the check to refuse."""
     host, colon, inside = value.partition(":")
     if not colon or PLACEHOLDER.match(host) or re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", host):
+        return value
+    if not _EXAMPLE_PATH.search(host):
         return value
     name = re.sub(r"[^A-Za-z0-9_-]+", "_", host.rstrip("/").rsplit("/", 1)[-1]).strip("_") or "folder"
     return f"<{name}>:{inside}"

@@ -224,7 +224,10 @@ class Ranker:
                 out.setdefault(c.item, c)
             elif server not in out:
                 evidence = c.evidence.model_copy(
-                    update={"via_tool": self._tool_names.get(c.item, ""), "uninstallable": server in self._uninstallable}
+                    update={
+                        "via_tool": self._tool_names.get(c.item, ""),
+                        "uninstallable": server in self._uninstallable,
+                    }
                 )
                 out[server] = Candidate(item=server, score=c.score, evidence=evidence)
         return list(out.values())

@@ -56,7 +56,9 @@ def _variables(config: dict) -> list[Variable]:
             key = _TEMPLATE.search(str(entry.get("value", "")))
             wanted = bool(key and key.group(1).rsplit(".", 1)[-1] in required)
             found.append(
-                Variable(name=str(entry["name"]), required=wanted, description=_text(entry.get("description"), 300))
+                Variable(
+                    name=str(entry["name"]), required=wanted, description=one_line(_text(entry.get("description"), 200))
+                )
             )
     return found
 
@@ -139,7 +141,7 @@ def server_of(row: dict, origin: str) -> Server:
         for header, value in (remote_spec.get("headers") or {}).items():
             try:
                 headers.append(
-                    Variable(name=str(header), required=True, secret=True, description=placeholders(str(value))[:300])
+                    Variable(name=str(header), required=True, secret=True, description=placeholders(str(value))[:200])
                 )
             except ValueError:
                 server.refused.append(f"a header {str(header)[:40]!r} that is no header name")

@@ -5,15 +5,25 @@ reported as "Connection closed". Tender runs each stdio server through this scri
 nothing of Tender is imported here), which hands the server its own stdin and stdout and reports how it ended on
 the stderr Tender reads. Usage: python launcher.py COMMAND [ARG...]"""
 
+import os
 import subprocess
 import sys
 
 MARK = "[tender launcher]"
 
 
+def _limited() -> None:
+    """The address space a server may take, where TENDER_LAUNCH_LIMIT_AS names one (a harvest's bound)."""
+    limit = os.environ.get("TENDER_LAUNCH_LIMIT_AS", "")
+    if limit.isdigit():
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (int(limit), int(limit)))
+
+
 def main(argv: list[str]) -> int:
     try:
-        server = subprocess.Popen(argv)
+        server = subprocess.Popen(argv, preexec_fn=_limited if os.name == "posix" else None)
     except FileNotFoundError:
         print(f"\n{MARK} no such command: {argv[0]}", file=sys.stderr, flush=True)
         return 127

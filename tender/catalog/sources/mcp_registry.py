@@ -138,7 +138,7 @@ def variables(items: Any, what: str) -> list[Variable]:
                     name=name,
                     required=bool(pick(item, "isRequired", "is_required", default=False)),
                     secret=bool(pick(item, "isSecret", "is_secret", default=False)),
-                    description=one_line(text(item.get("description"), f"{what}: description"))[:300],
+                    description=one_line(text(item.get("description"), f"{what}: description"))[:200],
                 )
             )
         except ValueError:

@@ -54,7 +54,7 @@ def server_of(row: dict, origin: str) -> Server:
                     name=str(name),
                     required=spec.get("required") is True,
                     secret=any(w in str(name).upper() for w in ("KEY", "TOKEN", "SECRET", "PASSWORD")),
-                    description=one_line(_text(spec.get("description"), 300)),
+                    description=one_line(_text(spec.get("description"), 200)),
                 )
             )
         except ValueError:
