@@ -144,7 +144,9 @@ def test_a_route_that_fails_the_checks_cannot_even_be_held():
     """A catalogue file is data too: routes read back are checked again, and one edited to run a shell is dropped."""
     good = package("npm", "left-pad", "1.3.0").model_dump(mode="json")
     forged = {**good, "runtime_args": ["--call=sh"]}
-    assert routes_of({"installs": [good, forged]}) == [PackageInstall(registry="npm", identifier="left-pad", version="1.3.0")]
+    assert routes_of({"installs": [good, forged]}) == [
+        PackageInstall(registry="npm", identifier="left-pad", version="1.3.0")
+    ]
 
 
 def test_flags_glued_to_their_values_are_written_apart_and_docker_s_own_flags_once():
@@ -152,7 +154,14 @@ def test_flags_glued_to_their_values_are_written_apart_and_docker_s_own_flags_on
         Arg(kind="named", name="--directory-ish value", value="--directory-ish value", required=True),
         Arg(kind="named", name="--tools=a,b", value="--tools=a,b", required=True),
     ]
-    assert package("npm", "x", "1.0.0", arguments=glued).args == ["-y", "x@1.0.0", "--directory-ish", "value", "--tools", "a,b"]
+    assert package("npm", "x", "1.0.0", arguments=glued).args == [
+        "-y",
+        "x@1.0.0",
+        "--directory-ish",
+        "value",
+        "--tools",
+        "a,b",
+    ]
     repeated = [Arg(kind="named", name=n, value=n, required=True) for n in ("-i", "--rm", "-e TOKEN")]
     route = package("oci", "mcp/github", arguments=repeated)
     assert route.args == ["run", "-i", "--rm", "-e", "TOKEN", "mcp/github"] and [v.name for v in route.env] == ["TOKEN"]
@@ -165,8 +174,16 @@ def test_a_value_that_is_the_user_s_becomes_a_placeholder_never_a_record_s_examp
         Arg(kind="named", name="--db", value="mongodb://user:secret@localhost/db", required=True),
     ]
     route = package("npm", "x", "1.0.0", arguments=args)
-    assert route.args[2:] == ["--token", "<API_TOKEN>", "<path_to_allowed_dir>", "--db", "<mongodb_user_secret_localhost_db>"]
-    config = client_config([("x", package("npm", "x", "1.0.0", env=[Variable(name="KEY", required=True, secret=True)]))])
+    assert route.args[2:] == [
+        "--token",
+        "<API_TOKEN>",
+        "<path_to_allowed_dir>",
+        "--db",
+        "<mongodb_user_secret_localhost_db>",
+    ]
+    config = client_config(
+        [("x", package("npm", "x", "1.0.0", env=[Variable(name="KEY", required=True, secret=True)]))]
+    )
     assert config.claude_desktop["mcpServers"]["x"]["env"] == {"KEY": "<KEY>"}
     assert config.variables[0].model_dump() == {
         "server": "x",
@@ -184,7 +201,9 @@ def test_a_remote_route_is_https_to_another_host_without_credentials():
         with pytest.raises(Refused):
             remote(url)
     config = client_config([("w", RemoteInstall(url="https://w.example.com/mcp", headers=[Variable(name="X-Key")]))])
-    assert config.claude_code == ["claude mcp add --transport http --header 'X-Key: <X-Key>' w https://w.example.com/mcp"]
+    assert config.claude_code == [
+        "claude mcp add --transport http --header 'X-Key: <X-Key>' w https://w.example.com/mcp"
+    ]
 
 
 def test_a_record_cannot_fill_an_answer():
