@@ -1475,15 +1475,15 @@ def models_remove(settings: Settings, name):
 @click.option(
     "--max-connections",
     type=click.IntRange(min=2),
-    help="HTTP only: connections open at once; past it the oldest one waiting for a request is closed "
-    "(default: half the file limit, at most 1,000).",
+    help="HTTP only: connections open at once, a quarter of them per client address; past it the oldest one "
+    "waiting for a request is closed (default: half the file limit, at most 1,000).",
 )
 @click.option(
     "--idle-timeout",
     type=Seconds(0.5, 3600),
     default=10,
     show_default=True,
-    help="HTTP only: seconds a connection may stay open without a complete request.",
+    help="HTTP only: seconds a connection may stay open without a complete request, headers and body.",
 )
 @click.option(
     "--max-sessions",

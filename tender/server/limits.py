@@ -2,18 +2,31 @@
 
 uvicorn closes an idle connection only after it has answered a request on it: a connection that never sends
 one (or sends its headers a byte at a time) stays open for ever, before authentication can run. 20,400 of them
-exhausted the file limit, and every accept after that logged "Too many open files". Here a connection must
-complete a request's headers within `idle_s` of opening (or of its last response), and at most
-`max_connections` are open: past that, the oldest connection waiting for a request is closed to make room, so
-a client with a real request still gets in."""
+exhausted the file limit, and every accept after that logged "Too many open files". And once a request's headers
+are in, uvicorn waits for its body as long as it trickles: 1,000 connections each sending a byte of body every 3 s
+were never closed, and took every connection from everyone else. Here:
+
+- a connection must complete a request, headers and body, within `idle_s` of opening (or of its last response),
+  or it is closed;
+- at most `max_connections` are open, and at most a quarter of them from one client address;
+- past either bound, a connection still waiting for its request is closed to make room: the newcomer's own
+  address's oldest one, else (at `max_connections`) the oldest of the address holding the most, else the oldest.
+  A client with a real request still gets in; a flood from one address closes its own connections, not others'.
+  Only when every connection it could close is busy with a request is the newcomer refused (said in the log).
+
+Clients behind one proxy are one address. This subclasses uvicorn's h11 protocol (private API of uvicorn 0.54);
+tests/test_private_api.py checks its hooks and tests/test_faults_http.py holds it to what is promised here."""
 
 import asyncio
 import logging
 import resource
 import threading
 import time
+from collections import Counter
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+log = logging.getLogger("tender.server")
 
 DEFAULT_IDLE_S = 10.0
 
@@ -24,26 +37,45 @@ def default_max_connections() -> int:
     return max(16, min(1000, soft // 2)) if soft != resource.RLIM_INFINITY else 1000
 
 
+def per_client(max_connections: int) -> int:
+    """Connections one client address may hold: a quarter of them, so three quarters are always left to others."""
+    return max(1, max_connections // 4)
+
+
 def bounded_protocol(max_connections: int, idle_s: float = DEFAULT_IDLE_S) -> type[H11Protocol]:
-    """uvicorn's h11 protocol with both bounds, as a class for `uvicorn.run(http=...)`; one per server."""
-    waiting: dict[int, "BoundedH11Protocol"] = {}  # noqa: UP037 (defined below)  connections with no request in progress, oldest first
+    """uvicorn's h11 protocol with these bounds, as a class for `uvicorn.run(http=...)`; one per server."""
+    waiting: dict[int, "BoundedH11Protocol"] = {}  # noqa: UP037 (defined below)  connections with no complete request, oldest first
+    addresses: Counter[str] = Counter()  # client address -> connections open
+    share = per_client(max_connections)
+
+    def room(address: str | None) -> "BoundedH11Protocol | None":  # noqa: UP037
+        """The waiting connection to close: the oldest of `address` (None: of the address holding the most, else
+        of any)."""
+        if address is None:
+            address = max(addresses, key=addresses.__getitem__, default=None)
+            fallback = next(iter(waiting.values()), None)
+        else:
+            fallback = None
+        return next((c for c in waiting.values() if c._address == address), fallback)
 
     class BoundedH11Protocol(H11Protocol):
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
             self._idle_timer: asyncio.TimerHandle | None = None
-            if len(self.connections) > max_connections:
-                oldest = next(iter(waiting.values()), None)
-                if oldest is None:  # every connection is busy with a request: refuse this one
-                    transport.close()
+            self._address = self.client[0] if self.client else "unknown"
+            addresses[self._address] += 1
+            if addresses[self._address] > share:
+                if not self._make_room(self._address, f"it holds {share} connections, its share, all busy"):
                     return
-                oldest._close_idle()
+            elif len(self.connections) > max_connections:
+                if not self._make_room(None, f"all {max_connections} connections are open and busy"):
+                    return
             self._wait()
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
-            # Only a complete request stops the clock: headers sent a byte at a time do not.
-            if self.cycle is not None and not self.cycle.response_complete:
+            # Only a complete request stops the clock: headers, or a body, sent a byte at a time do not.
+            if self.cycle is not None and not self.cycle.response_complete and not self.cycle.more_body:
                 self._stop_waiting()
 
         def on_response_complete(self) -> None:
@@ -53,7 +85,20 @@ def bounded_protocol(max_connections: int, idle_s: float = DEFAULT_IDLE_S) -> ty
 
         def connection_lost(self, exc) -> None:
             self._stop_waiting()
+            addresses[self._address] -= 1
+            if not addresses[self._address]:
+                del addresses[self._address]
             super().connection_lost(exc)
+
+        def _make_room(self, address: str | None, why: str) -> bool:
+            """Close a waiting connection (see the module) for this one; False, and this one closed, if none is."""
+            victim = room(address)
+            if victim is None:
+                log.warning("Refused a connection from %s: %s with requests", self._address, why)
+                self.transport.close()
+                return False
+            victim._close_idle()
+            return True
 
         def _wait(self) -> None:
             self._stop_waiting()
