@@ -47,7 +47,7 @@ class TenderGroup(click.Group):
         except BrokenPipeError:
             raise  # click swaps stdout and stderr for ones that ignore it and exits 1, silently
         except (MalformedInput, SourceError) as error:
-            click.secho(f"Error: {error}", fg="red", err=True)
+            click.secho(f"Error: {redact(str(error))}", fg="red", err=True)  # a source's URL may hold a key
             click.echo("Nothing was written; the previous catalogue (if any) is intact.", err=True)
             sys.exit(2)
         except InputToFix as error:  # a requirement, a name, a file or a setting (TENDER_DATA) to give
