@@ -199,7 +199,7 @@ def mcp_source_options(command):
     type=Seconds(0.1, 3600),
     default=30,
     show_default=True,
-    help="Seconds each HTTP request of --public-apis and --mcp-registry URLs may take.",
+    help="Seconds each HTTP request of --public-apis and --mcp-registry URLs may take in all, headers and body.",
 )
 @click.option(
     "--full-sync", is_flag=True, help="With an --mcp-registry URL: read every server again, not only what changed."
