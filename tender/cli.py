@@ -47,7 +47,7 @@ class TenderGroup(click.Group):
         except BrokenPipeError:
             raise  # click swaps stdout and stderr for ones that ignore it and exits 1, silently
         except (MalformedInput, SourceError) as error:
-            click.secho(f"Error: {error}", fg="red", err=True)
+            click.secho(f"Error: {redact(str(error))}", fg="red", err=True)  # a source's URL may hold a key
             click.echo("Nothing was written; the previous catalogue (if any) is intact.", err=True)
             sys.exit(2)
         except InputToFix as error:  # a requirement, a name, a file or a setting (TENDER_DATA) to give
@@ -223,7 +223,7 @@ def mcp_source_options(command):
     type=Seconds(0.1, 3600),
     default=30,
     show_default=True,
-    help="Seconds each HTTP request of --public-apis and --mcp-registry URLs may take.",
+    help="Seconds each HTTP request of --public-apis and --mcp-registry URLs may take in all, headers and body.",
 )
 @click.option(
     "--full-sync", is_flag=True, help="With an --mcp-registry URL: read every server again, not only what changed."
@@ -1598,15 +1598,15 @@ def models_remove(settings: Settings, name):
 @click.option(
     "--max-connections",
     type=click.IntRange(min=2),
-    help="HTTP only: connections open at once; past it the oldest one waiting for a request is closed "
-    "(default: half the file limit, at most 1,000).",
+    help="HTTP only: connections open at once, a quarter of them per client address; past it the oldest one "
+    "waiting for a request is closed (default: half the file limit, at most 1,000).",
 )
 @click.option(
     "--idle-timeout",
     type=Seconds(0.5, 3600),
     default=10,
     show_default=True,
-    help="HTTP only: seconds a connection may stay open without a complete request.",
+    help="HTTP only: seconds a connection may stay open without a complete request, headers and body.",
 )
 @click.option(
     "--max-sessions",

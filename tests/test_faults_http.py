@@ -1,12 +1,15 @@
-"""The HTTP server under connection abuse: idle connections are bounded and closed, a normal client is
-served meanwhile, repeated log lines are held back, and no token means no listening beyond loopback."""
+"""The HTTP server under connection abuse: idle connections and slow request bodies are bounded and closed, one
+client address cannot take the connections from the others, a normal client is served meanwhile, repeated log
+lines are held back, and no token means no listening beyond loopback."""
 
 import logging
 import os
 import socket
 import subprocess
+import threading
 import time
 
+import anyio
 from mcp import Client
 
 from tender.server.limits import RepeatFilter
@@ -66,6 +69,77 @@ def test_headers_sent_a_byte_at_a_time_do_not_hold_a_connection(server_env, tmp_
         sock.close()
 
     assert closed and time.monotonic() - started < 12
+
+
+SLOW = 60  # connections sending a request body a byte a second; far fewer than the probe's 1,000, same mechanism
+
+
+def slow_body(port: int, source: str = "127.0.0.1") -> socket.socket:
+    """A connection that has sent a request's headers and the first byte of its 1,000-byte body."""
+    sock = socket.create_connection(("127.0.0.1", port), source_address=(source, 0))
+    sock.sendall(
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+        b"Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{" % port
+    )
+    return sock
+
+
+def trickle(socks: list[socket.socket], stop: threading.Event) -> None:
+    """A byte of body on every connection each second, as long as the server keeps it."""
+    while not stop.wait(1):
+        for sock in socks:
+            try:
+                sock.send(b" ")
+            except OSError:
+                pass
+
+
+async def test_slow_request_bodies_are_cut_at_the_deadline_and_a_normal_client_is_served_meanwhile(
+    server_env, tmp_path
+):
+    with http_server(server_env, tmp_path / "http.log", "--max-connections", "40", "--idle-timeout", "3") as server:
+        opened = time.monotonic()
+        slow = [slow_body(server.port) for _ in range(SLOW)]
+        stop = threading.Event()
+        trickling = threading.Thread(target=trickle, args=(slow, stop))
+        trickling.start()
+        try:
+            time.sleep(0.5)  # let the server take them in
+            began = time.monotonic()
+            with anyio.fail_after(30):
+                async with Client(server.url) as client:
+                    assert {t.name for t in (await client.list_tools()).tools} >= {"recommend_apis"}
+            served_s = time.monotonic() - began
+            # Every slow one closed: a request (headers and body) must be complete within --idle-timeout.
+            cut = [closed_by_server(sock, within_s=max(0.1, opened + 3 + 6 - time.monotonic())) for sock in slow]
+        finally:
+            stop.set()
+            trickling.join()
+            for sock in slow:
+                sock.close()
+        assert server.process.poll() is None
+
+    assert served_s < 2, served_s
+    assert all(cut), f"{cut.count(False)} of {SLOW} slow bodies still open 9 s after they began"
+
+
+def test_one_client_address_cannot_take_the_connections_of_others(server_env, tmp_path):
+    """A quarter of --max-connections per client address: a flood from one address closes its own connections
+    to make room, not another address's."""
+    with http_server(server_env, tmp_path / "http.log", "--max-connections", "40", "--idle-timeout", "20") as server:
+        others = [slow_body(server.port, source="127.0.0.3") for _ in range(5)]
+        time.sleep(0.3)
+        flood = [slow_body(server.port, source="127.0.0.2") for _ in range(100)]
+        time.sleep(1)
+        try:
+            flood_open = sum(not closed_by_server(sock, within_s=0.01) for sock in flood)
+            others_open = sum(not closed_by_server(sock, within_s=0.01) for sock in others)
+        finally:
+            for sock in [*others, *flood]:
+                sock.close()
+
+    assert others_open == 5
+    assert flood_open == 40 // 4
 
 
 def test_no_token_no_listening_beyond_loopback(server_env):

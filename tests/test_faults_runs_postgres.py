@@ -1,11 +1,18 @@
 """A PostgreSQL runs store that cannot take a run in time costs a plan at most about two seconds, never the plan:
 a lock held on the runs table, a server that is down (then back), and the CLI's one line when it cannot be
-reached. Against a real PostgreSQL (tests/postgres.py); the fault probe of 2026-11-27."""
+reached, and a server that stops answering (SIGSTOP). Against a real PostgreSQL (tests/postgres.py); the fault
+probes of 2026-11-27 and 2026-11-28."""
 
+import os
+import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -146,3 +153,73 @@ def test_the_cli_says_in_one_line_that_the_store_cannot_be_reached(tmp_path, cat
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("Error: Cannot open the runs database postgresql://***@/postgres") and "No such file" in line
     assert took < 10, took  # process start included
+
+
+def cluster_processes(cluster) -> list[int]:
+    """The postmaster and every process it forked (backends, checkpointer, writers): the whole server."""
+    postmaster = int((cluster.folder / "data" / "postmaster.pid").read_text().split()[0])
+    children = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = (Path("/proc") / entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == postmaster:  # the field after the state: its parent
+                children.append(int(entry))
+    return [postmaster, *children]
+
+
+@contextmanager
+def frozen(cluster) -> Iterator[None]:
+    """The server stopped with SIGSTOP: it accepts nothing, answers nothing and refuses nothing, as a server does
+    that hangs or a link that goes silent. Always thawed afterwards."""
+    processes = cluster_processes(cluster)
+    try:
+        for pid in processes:
+            os.kill(pid, signal.SIGSTOP)
+        yield
+    finally:
+        for pid in processes:
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+
+
+async def test_a_frozen_postgresql_costs_a_plan_at_most_two_seconds_and_saving_resumes_when_it_answers(
+    catalog_path, cluster
+):
+    settings = Settings(catalog_path=catalog_path, runs_url=cluster.url, embedding_model="hashing")
+    async with Client(build_server(settings)) as client:
+        first, baseline = await timed_plan(client)  # pooled connections open: the frozen server holds them
+        baseline = max(baseline, (await timed_plan(client))[1])
+        with frozen(cluster):
+            began = time.monotonic()
+            during = []
+            for _ in range(4):  # the first asks the frozen server; the others fail at once (RETRY_S), or ask again
+                with anyio.fail_after(SAVE_BUDGET_S + baseline + 20):  # before the fix: for as long as it is frozen
+                    during.append(await timed_plan(client))
+            frozen_s = time.monotonic() - began
+        after = await saved_again(client, within_s=RETRY_S + 10)
+
+    times = [seconds for _, seconds in during]
+    assert all(not_stored(plan) for plan, _ in during)  # returned all the same, saying so
+    assert all("did not answer within 2 s" in next(n for n in p["notes"] if NOT_STORED in n) for p, _ in during)
+    assert max(times) <= baseline + SAVE_BUDGET_S + SLACK_S, (times, baseline)
+    assert frozen_s <= SAVE_BUDGET_S + 4 * baseline + 2 * SLACK_S, (times, baseline)
+    reported = {p["run_id"] for p in [first, *(plan for plan, _ in during), *after] if not not_stored(p)}
+    assert first["run_id"] in reported and after[-1]["run_id"] in reported
+    assert reported <= stored(cluster.url)  # nothing reported saved is lost
+
+
+def test_the_stores_connections_probe_a_silent_tcp_peer_unless_the_url_says_otherwise(postgres_url):
+    from tender.answers.runs_postgres import PostgresRunStore
+
+    store = PostgresRunStore(f"{postgres_url}&keepalives_idle=30")
+    try:
+        with store._transaction() as conn:  # one of the pool's connections, as a save gets it
+            dsn = dict(option.split("=", 1) for option in conn.info.dsn.split())
+    finally:
+        store.close()
+
+    assert dsn["keepalives"] == "1" and dsn["tcp_user_timeout"] == "10000"
+    assert dsn["keepalives_idle"] == "30"  # the URL's own

@@ -56,3 +56,22 @@ def test_an_idle_session_is_closed_at_the_session_idle_timeout(server_env, tmp_p
         while alive(http, server.url, session):
             assert time.monotonic() < deadline, "the idle session was never closed"
             time.sleep(2.5)
+
+
+def test_a_request_cut_before_its_body_was_complete_closes_no_session(server_env, tmp_path):
+    """A slow body cut at --idle-timeout used to go on to session admission, which closed an idle session of the
+    same client address to make room for a client already gone. Here an address's share is one session."""
+    from tests.test_faults_http import closed_by_server, slow_body
+
+    with (
+        http_server(server_env, tmp_path / "http.log", "--max-sessions", "4", "--idle-timeout", "1") as server,
+        httpx.Client(timeout=30) as http,
+    ):
+        session = open_session(http, server.url)  # idle meanwhile: nothing else keeps it
+        trickling = slow_body(server.port)
+        try:
+            assert closed_by_server(trickling, within_s=10)  # its body incomplete at the deadline
+        finally:
+            trickling.close()
+        time.sleep(0.5)
+        assert alive(http, server.url, session)

@@ -14,6 +14,11 @@ never appears in a message or a log, and a URL libpq would read otherwise than w
 Time: saving a run costs a plan at most SAVE_BUDGET_S (2 s), whatever the server does. Each transaction sets its
 own `lock_timeout` and `statement_timeout` to what is left of that budget after waiting for a connection, so a
 session holding a lock on the runs table, or a server too busy to answer, costs 2 s and a note, never the wait.
+Those are the server's own timers: a server that stops answering altogether (frozen, swapped out, a link gone
+silent) never fires them, and held every plan as long as it was silent (90 s frozen, plans waited 90.1 s). So
+the client keeps its own deadline too: a connection still busy at the end of the budget (the pool's check of it
+included) has its socket shut, libpq reads the end of the stream at once, and the save fails as a timeout. Over
+TCP, keepalives and `tcp_user_timeout` also drop an idle pooled connection to a host that has gone away.
 After a failure to reach the server or a timeout the store is not asked again for RETRY_S (5 s): meanwhile every
 save fails at once with the same note, so an outage does not hold a request slot per plan; then one call tries
 again, and saving resumes when the server answers. Reads (explain_bids, `tender runs list`) have the same budget;
@@ -21,10 +26,12 @@ again, and saving resumes when the server answers. Reads (explain_bids, `tender 
 
 import datetime
 import logging
+import os
+import socket
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from tender.agents.plan import Run
@@ -62,6 +69,16 @@ CONNECT_TIMEOUT_S = 2
 # one plan in 5 s pays the 2 s probe (544-929 plans per 5 s measured during an outage, docs/faults.md) and saving
 # resumes within 5-10 s of the server's return.
 RETRY_S = 5.0
+# libpq's TCP settings (ignored on a Unix socket), unless the URL sets its own: an idle connection is probed after
+# 10 s and given up after 3 unanswered probes 5 s apart; data unacknowledged for 10 s drops the connection. They
+# find a host that has gone away; the client's deadline (above) bounds a save whatever the link does.
+TCP_SETTINGS = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 10_000,
+}
 MIGRATION_LOCK = 0x7E0DE5  # pg_advisory_xact_lock's key: one replica migrates at a time
 
 # The SQLite migrations (runs.py), by the same names, in PostgreSQL's words: add one to both, never edit one.
@@ -99,15 +116,53 @@ def _driver(url: str) -> tuple[Any, Any]:
 
 def _unreachable(url: str, error: Exception) -> RunsUnavailable:
     if _timed_out(error):
-        fix = f"The server did not answer within {SAVE_BUDGET_S:g} s (a lock held on the runs table, or a busy server)."
+        fix = (
+            f"The server did not answer within {SAVE_BUDGET_S:g} s (a lock held on the runs table, a busy server, or "
+            "one that has stopped answering)."
+        )
     else:
         fix = "Check TENDER_RUNS (host, port, database, user and password) and that the server is up."
     return RunsUnavailable(shown(url), error, fix)
 
 
 def _timed_out(error: Exception) -> bool:
-    """A lock_timeout or statement_timeout (SQLSTATE 55P03, 57014)."""
-    return getattr(error, "sqlstate", None) in ("55P03", "57014")
+    """A lock_timeout or statement_timeout (SQLSTATE 55P03, 57014), or the client's own deadline."""
+    return isinstance(error, Silent) or getattr(error, "sqlstate", None) in ("55P03", "57014")
+
+
+class Silent(TimeoutError):
+    """The server did not answer by the client's deadline; its connection was cut."""
+
+    def __init__(self, budget_s: float):
+        super().__init__(f"the server did not answer within {budget_s:g} s")
+
+
+class _Cutoff:
+    """Shuts a connection's socket at `deadline` unless released first. libpq then reads the end of the stream and
+    psycopg raises at once, however silent the server: a frozen server never fires its own statement_timeout. The
+    socket is shut (not closed), so libpq's descriptor stays its own to close; the pool discards the connection."""
+
+    def __init__(self, conn: Any, deadline: float):
+        self.fired = False
+        self._conn = conn
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(max(0.0, deadline - time.monotonic()), self._cut)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _cut(self) -> None:
+        with self._lock:
+            if self._conn is None:  # released: the connection may be another caller's by now
+                return
+            self.fired = True
+            with suppress(Exception):  # a connection already closed has nothing left to cut
+                with socket.socket(fileno=os.dup(self._conn.pgconn.socket)) as sock:
+                    sock.shutdown(socket.SHUT_RDWR)
+
+    def release(self) -> None:
+        with self._lock:
+            self._conn = None
+        self._timer.cancel()
 
 
 class PostgresRunStore:
@@ -134,6 +189,8 @@ class PostgresRunStore:
         self._failure: Exception | None = None  # why the server could not be used, until it can again
         self._retry_at = 0.0
         self._connect_error: Exception | None = None  # the last connection the pool could not make, and why
+        self._call = threading.local()  # this thread's transaction: its deadline, and whether its check was cut
+        self._check_connection = pool.ConnectionPool.check_connection
         try:
             self._pool = pool.ConnectionPool(
                 url,
@@ -142,8 +199,8 @@ class PostgresRunStore:
                 max_size=pool_size,
                 timeout=self._wait_s,
                 open=False,
-                check=pool.ConnectionPool.check_connection,  # a connection the server dropped is replaced, not used
-                kwargs={"connect_timeout": max(2, int(timeout_s))},
+                check=self._check,  # a connection the server dropped is replaced, not used
+                kwargs={"connect_timeout": max(2, int(timeout_s))} | _tcp_settings(self._psycopg, url),
                 # A connection that keeps failing is given up after RETRY_S (its retries back off to seconds apart),
                 # and the next call asks for a new one at once: the store is used again soon after the server is.
                 reconnect_timeout=RETRY_S,
@@ -189,12 +246,15 @@ class PostgresRunStore:
         statements are not timed, as a prune or a migration may take long; the waits for a connection and for locks
         are). RunsUnavailable when the server cannot be reached, does not answer in time or a statement fails; and
         at once, saying the same, for RETRY_S after the server could not be reached or did not answer in time."""
-        deadline = time.monotonic() + (budget_s if budget_s is not None else self._wait_s + SAVE_BUDGET_S)
+        waited_s = budget_s if budget_s is not None else self._wait_s + SAVE_BUDGET_S
+        deadline = time.monotonic() + waited_s
         self._admit()
+        self._call.deadline, self._call.waited_s, self._call.silent = deadline, waited_s, None
+        timed = budget_s is not None
         try:
             if not self._migrated:
-                self._migrate(deadline)
-            with self._connection(deadline, timed=budget_s is not None) as conn:
+                self._migrate(deadline, cut=timed)
+            with self._connection(deadline, timed=timed, cut=timed) as conn:
                 yield conn
         except self._errors as error:
             cause = self._cause(error)
@@ -204,10 +264,15 @@ class PostgresRunStore:
         self._failure = None
 
     @contextmanager
-    def _connection(self, deadline: float, *, timed: bool) -> Iterator[Any]:
-        """A pooled connection in a transaction whose waits (and, `timed`, statements) end by `deadline`."""
+    def _connection(self, deadline: float, *, timed: bool, cut: bool) -> Iterator[Any]:
+        """A pooled connection in a transaction whose waits (and, `timed`, statements) end by `deadline` on the
+        server's clock, and (`cut`) on the client's: the connection is cut if the server has not answered by then."""
         left = deadline - time.monotonic()
-        with self._pool.connection(timeout=max(0.05, min(self._wait_s, left))) as conn, conn.transaction():
+        with (
+            self._pool.connection(timeout=max(0.05, min(self._wait_s, left))) as conn,
+            self._cut_at(conn, deadline if cut else None),
+            conn.transaction(),
+        ):
             left_ms = max(100, int((deadline - time.monotonic()) * 1000))
             lock_ms = min(left_ms - 50, int(SAVE_BUDGET_S * 1000))  # ends first: a lock waited for says so
             conn.execute(
@@ -215,6 +280,33 @@ class PostgresRunStore:
                 [f"{lock_ms}ms", f"{left_ms}ms" if timed else "0"],
             )
             yield conn
+
+    @contextmanager
+    def _cut_at(self, conn: Any, deadline: float | None) -> Iterator[None]:
+        """`conn` cut at `deadline` (None: never) if still waiting for the server; Silent raised if it was."""
+        if deadline is None:
+            yield
+            return
+        cutoff = _Cutoff(conn, deadline)
+        try:
+            yield
+        except self._errors as error:
+            if cutoff.fired:
+                raise Silent(self._call.waited_s) from error
+            raise
+        finally:
+            cutoff.release()
+
+    def _check(self, conn: Any) -> None:
+        """The pool's check of a connection before handing it out (an empty query), cut at the caller's deadline: a
+        frozen server would hold it for ever. The pool tries another connection after a failed check, and then says
+        only that it waited; the cut is remembered for `_cause` to tell."""
+        try:
+            with self._cut_at(conn, getattr(self._call, "deadline", None)):
+                self._check_connection(conn)
+        except Silent as silent:
+            self._call.silent = silent
+            raise
 
     def _admit(self) -> None:
         """Raise at once while the server is known not to answer; every RETRY_S one caller is let through to try."""
@@ -230,10 +322,11 @@ class PostgresRunStore:
         with self._lock:
             self._failure, self._retry_at = cause, time.monotonic() + RETRY_S
 
-    def _migrate(self, deadline: float) -> None:
+    def _migrate(self, deadline: float, *, cut: bool) -> None:
         """Apply the migrations this database has not seen (threads starting at once queue on the advisory lock, and
-        the later ones find them applied)."""
-        with self._connection(deadline, timed=False) as conn:
+        the later ones find them applied). Their statements are not timed by the server; `cut`: the client still
+        cuts a connection the server leaves unanswered past `deadline` (a save's migrations)."""
+        with self._connection(deadline, timed=False, cut=cut) as conn:
             conn.execute("select pg_advisory_xact_lock(%s)", [MIGRATION_LOCK])
             conn.execute("create table if not exists _tender_migrations (name text primary key, applied_at text)")
             done = {row[0] for row in conn.execute("select name from _tender_migrations")}
@@ -253,8 +346,12 @@ class PostgresRunStore:
     def _cause(self, error: Exception) -> Exception:
         """The server's own reason: the pool only says it waited, so the last connection it could not make says why
         (refused, no such database, a password refused)."""
-        if isinstance(error, self._pool_timeout) and self._connect_error is not None:
-            return self._connect_error
+        if isinstance(error, self._pool_timeout):
+            silent = getattr(self._call, "silent", None)
+            if silent is not None:  # a pooled connection's check was cut: the server is there, and silent
+                return silent
+            if self._connect_error is not None:
+                return self._connect_error
         return error
 
     def save(self, run: Run, catalog: CatalogRef | None = None) -> str:
@@ -318,6 +415,15 @@ class PostgresRunStore:
 
     def close(self) -> None:
         self._pool.close()
+
+
+def _tcp_settings(psycopg: Any, url: str) -> dict[str, Any]:
+    """TCP_SETTINGS but those the URL sets itself."""
+    try:
+        given = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:  # the pool reports an unreadable URL itself
+        given = {}
+    return {name: value for name, value in TCP_SETTINGS.items() if name not in given}
 
 
 def _text(value: Any) -> Any:

@@ -151,11 +151,12 @@ def serve(
     session_idle_s: float | None = None,
 ) -> None:
     """Run until interrupted. Logs go to stderr: under stdio, stdout carries only the protocol. Over HTTP,
-    at most `max_connections` are open and one that sends no request for `idle_s` is closed (see limits.py);
+    at most `max_connections` are open, a quarter of them per client address, and one that has not sent a whole
+    request (headers and body) within `idle_s` is closed (see limits.py);
     at most `max_sessions` MCP sessions are open, a quarter of them per client address, and one with no
     request for `session_idle_s` is closed (see sessions.py); beyond loopback a bearer token is required
     unless `allow_unauthenticated`."""
-    from .limits import DEFAULT_IDLE_S, RepeatFilter, bounded_protocol, default_max_connections
+    from .limits import DEFAULT_IDLE_S, RepeatFilter, bounded_protocol, default_max_connections, per_client
     from .sessions import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S, BoundedSessions, per_peer
 
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -192,12 +193,13 @@ def serve(
     max_connections = max_connections or default_max_connections()
     idle_s = idle_s or DEFAULT_IDLE_S
     log.info(
-        "Streamable HTTP on http://%s:%s/mcp%s; at most %d connections, idle ones closed after %g s; at most %d "
-        "sessions, %d per client address, idle ones closed after %g s",
+        "Streamable HTTP on http://%s:%s/mcp%s; at most %d connections, %d per client address, closed without a "
+        "whole request after %g s; at most %d sessions, %d per client address, idle ones closed after %g s",
         host,
         port,
         " (bearer token required)" if settings.http_token else "",
         max_connections,
+        per_client(max_connections),
         idle_s,
         max_sessions,
         per_peer(max_sessions),
@@ -209,6 +211,7 @@ def serve(
         port=port,
         log_config=log_config,
         http=bounded_protocol(max_connections, idle_s),
+        ws="none",  # MCP has no use for WebSocket, and an upgraded connection would leave the bounds above
         timeout_keep_alive=max(1, int(min(5, idle_s))),  # whole seconds, as uvicorn takes them
     )
 

@@ -11,7 +11,10 @@ client out for half an hour. Here:
   `initialize` first, then the least recently used. A client that uses its session keeps it while another
   floods the table with sessions it never uses; a closed session's client gets 404 and, as the MCP
   specification says, initializes anew;
-- a session idle for `idle_s` (10 minutes, not the SDK's 30) is closed.
+- a session idle for `idle_s` (10 minutes, not the SDK's 30) is closed;
+- a request whose client went before its body was complete opens no session: the SDK's body limit hands such a
+  request on, with what came of its body, and its admission closed an idle session of the peer's to make room for
+  nobody (a slow body cut at its deadline, limits.py, closed the session of a client using it).
 
 Clients behind one proxy are one peer. This works on the SDK's session manager from inside (its admission and
 discard steps, private API of mcp 2.3); tests/test_faults_sessions.py holds it to what is promised here."""
@@ -24,6 +27,7 @@ from collections import Counter
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.datastructures import Headers
+from starlette.types import Message, Receive
 
 log = logging.getLogger("tender.server")
 
@@ -57,6 +61,9 @@ class BoundedSessions(StreamableHTTPSessionManager):
     async def _handle_stateful_request(self, scope, receive, send) -> None:
         session_id = Headers(scope=scope).get(MCP_SESSION_ID_HEADER)
         if session_id is None:  # a new session: admitted (below) by the SDK, which knows nothing of peers
+            receive = await _whole(receive)
+            if receive is None:  # the client went before its request was complete: no session for nobody
+                return
             token = _peer.set((scope.get("client") or ("unknown",))[0])
             try:
                 await super()._handle_stateful_request(scope, receive, send)
@@ -126,3 +133,26 @@ class BoundedSessions(StreamableHTTPSessionManager):
             if self._peers.get(session_id) == owner and not getattr(transport, "_requests_in_flight", 0)
         ]
         return min(idle, key=lambda s: (self._used[s][0] > UNUSED, self._used[s][1]), default=None)
+
+
+async def _whole(receive: Receive) -> Receive | None:
+    """Read a request's body to its end (the SDK has buffered it) and return a `receive` that gives it again, whole,
+    then the connection's own messages; None if the client disconnected first."""
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    whole: Message | None = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+
+    async def again() -> Message:
+        nonlocal whole
+        if whole is None:
+            return await receive()
+        message, whole = whole, None
+        return message
+
+    return again

@@ -41,8 +41,8 @@ def gather(
     full_sync: bool = False,
     fetcher: Fetcher | None = None,
 ) -> list[Loaded]:
-    """`public_apis` and `mcp_registry` are files or URLs; a URL is fetched within `fetch_timeout` seconds a request
-    (or within `fetcher`'s limits). A registry URL that the catalogue at `previous` was built from is synced (what
+    """`public_apis` and `mcp_registry` are files or URLs; a URL is fetched within `fetch_timeout` seconds a request,
+    in all (or within `fetcher`'s limits). A registry URL that the catalogue at `previous` was built from is synced (what
     changed since), unless `full_sync`."""
     sources = [load_jsonl(apis, mashups)] if apis else []
     sources += [load_openapi(path) for path in openapi]

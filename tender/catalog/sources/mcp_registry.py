@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 
 from ...errors import SourceError
@@ -31,7 +31,7 @@ from ..install import RUNNERS, Arg, MAX_VARIABLES, PackageInstall, Refused, Remo
 from ..records import Api
 from ..servers import Server, archived, items_of
 from .base import Loaded, SourceInfo, read_text
-from .http import Fetcher, NotFound, is_url
+from .http import Fetcher, NotFound, Retries, is_url, shown_url
 from .jsonl import file_hash
 
 OFFICIAL = "https://registry.modelcontextprotocol.io"
@@ -366,8 +366,9 @@ class Fetched:
 
 
 def base_of(url: str) -> str:
-    """A registry's base URL, from itself or from the URL of its list of servers."""
-    return re.sub(r"/(v0\.1|v0)/servers/?$", "", url.strip().rstrip("/"))
+    """A registry's base URL, from itself or from the URL of its list of servers; its query (an API key, say) kept."""
+    parts = urlsplit(url.strip())
+    return urlunsplit(parts._replace(path=re.sub(r"/(v0\.1|v0)/servers/?$", "", parts.path.rstrip("/")), fragment=""))
 
 
 def fetch_records(
@@ -380,15 +381,21 @@ def fetch_records(
 ) -> Fetched:
     """Every server the registry lists (latest versions; those changed since `updated_since` if given), following
     `metadata.nextCursor` over /v0.1/servers, or /v0/servers where /v0.1 answers 404. SourceError when a page
-    cannot be had or read, a cursor comes again, or there are more than `max_pages` pages."""
+    cannot be had or read, a cursor comes again, or there are more than `max_pages` pages. The pages draw on one
+    budget of retries; the query of `url` goes with each."""
     base = base_of(url)
+    retries = fetcher.budget()
     try:
-        return _pages(base, "v0.1", fetcher, updated_since, max_pages, page_size)
+        return _pages(base, "v0.1", fetcher, retries, updated_since, max_pages, page_size)
     except NotFound:
-        return _pages(base, "v0", fetcher, updated_since, max_pages, page_size)
+        return _pages(base, "v0", fetcher, retries, updated_since, max_pages, page_size)
 
 
-def _pages(base: str, api: str, fetcher: Fetcher, since: str | None, max_pages: int, size: int) -> Fetched:
+def _pages(
+    base: str, api: str, fetcher: Fetcher, retries: Retries, since: str | None, max_pages: int, size: int
+) -> Fetched:
+    parts = urlsplit(base)
+    root, own = urlunsplit(parts._replace(query="")), parse_qsl(parts.query, keep_blank_values=True)
     records: list[tuple[str, Any]] = []
     cursor: str | None = None
     offset = 0
@@ -403,18 +410,20 @@ def _pages(base: str, api: str, fetcher: Fetcher, since: str | None, max_pages: 
             query["offset"] = offset
         if since:
             query["updated_since"] = since
-        address = f"{base}/{api}/servers?{urlencode(query)}"
-        body = fetcher.get_json(address)
+        address = f"{root}/{api}/servers?{urlencode(own + list(query.items()))}"
+        body = fetcher.get_json(address, retries)
         servers = body.get("servers") if isinstance(body, dict) else None
         if not isinstance(servers, list):
-            raise SourceError(address, "is not a page of servers (no `servers` list)")
+            raise SourceError(shown_url(address), "is not a page of servers (no `servers` list)")
         records += [(f"page {page}, record {n}", raw) for n, raw in enumerate(servers, start=1)]
         metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
         cursor = pick(metadata, "nextCursor", "next_cursor")
         if cursor is not None:
             cursor = str(cursor)
             if cursor in seen:
-                raise SourceError(address, f"gives the cursor {cursor!r} again: the listing goes round in a circle")
+                raise SourceError(
+                    shown_url(address), f"gives the cursor {cursor!r} again: the listing goes round in a circle"
+                )
             seen.add(cursor)
             continue
         total = pick(body, "total_count", default=pick(metadata, "count_total"))
@@ -423,7 +432,9 @@ def _pages(base: str, api: str, fetcher: Fetcher, since: str | None, max_pages: 
         if api == "v0" and servers and more:
             continue
         return Fetched(records, page, api)
-    raise SourceError(f"{base}/{api}/servers", f"has more than {max_pages:,} pages; refused (--mcp-registry)")
+    raise SourceError(
+        f"{shown_url(root)}/{api}/servers", f"has more than {max_pages:,} pages; refused (--mcp-registry)"
+    )
 
 
 # -- a previous catalogue, for a sync ------------------------------------------------------------
@@ -507,14 +518,15 @@ def load_registry(
     SourceError, naming the file or URL, when it cannot be read."""
     read = Read()
     if is_url(str(where)):
-        name = base_of(str(where))
+        base = base_of(str(where))
+        name = shown_url(base)  # as printed and kept, in the catalogue and each item's source: credentials masked
         old = None if full or updated_since else previous_of(previous, name)
         since = updated_since or (stamp(rfc3339(old.synced_at) - SYNC_OVERLAP) if old else None)
         if since:
             since = stamp(rfc3339(since))
         started = datetime.now(UTC)
         fetched = fetch_records(
-            name, fetcher=fetcher or Fetcher(), updated_since=since, max_pages=max_pages, page_size=page_size
+            base, fetcher=fetcher or Fetcher(), updated_since=since, max_pages=max_pages, page_size=page_size
         )
         for where_in, raw in fetched.records:
             read.add(raw, where_in, name, "listed by the registry")

@@ -13,7 +13,7 @@ from ...errors import SourceError
 from ..records import Api
 from ..status import status_from_description
 from .base import Loaded, SourceInfo, read_text
-from .http import Fetcher, is_url
+from .http import Fetcher, is_url, shown_url
 from .jsonl import file_hash
 
 LICENCE = "MIT, Copyright (c) 2022 public-apis (github.com/public-apis/public-apis); keep the notice with any copy"
@@ -117,8 +117,8 @@ def load_public_apis(where: str | Path, *, fetcher: Fetcher | None = None) -> Lo
     """The directory at `where`: a README file, or a URL (fetched within `fetcher`'s limits). SourceError, naming
     it, when it cannot be read or holds no table of APIs."""
     if is_url(str(where)):
-        name = str(where)
-        body = (fetcher or Fetcher(max_bytes=MAX_BYTES)).get(name)
+        name = shown_url(str(where))  # as printed and kept, in the catalogue and each item's source
+        body = (fetcher or Fetcher(max_bytes=MAX_BYTES)).get(str(where))
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
