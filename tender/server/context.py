@@ -47,6 +47,9 @@ class AppContext:
     _run_catalogues: RunCatalogues | None = None
     _publication: Publication | None = None
     _told: set = field(default_factory=set)  # the notes on a publication already logged
+    # Why TENDER_READER_MODEL is not used (it names no model that can be loaded): the server reads without the
+    # reader, and every plan says so, until it is fixed and the server restarted.
+    reader_off: str | None = None
 
     @classmethod
     def open(cls, settings: Settings) -> "AppContext":
@@ -59,6 +62,7 @@ class AppContext:
             return cls(settings=settings, runs=runs, missing=error)
         identity = file_version(catalog.path)
         app = cls(settings=settings, runs=runs, catalog=catalog, catalog_identity=identity)
+        app.reader_off = reader_problem(settings)
         app.tender().warm_up()
         app._publication = Publication(catalog.path, identity, app._load)
         one_thread_each()
@@ -183,7 +187,7 @@ class AppContext:
         from tender.agents.service import scorer_for
 
         built = build_reasoners(manager, contractors, llm_settings(self.settings))
-        reader = self.settings.reader()
+        reader = None if self.reader_off else self.settings.reader()
         scorer = scorer_for(self.settings.ranking_model_path, catalog, reader)
         return {"manager": built[0], "contractors": built[1], "scorer": scorer, "reader": reader}
 
@@ -195,6 +199,21 @@ class AppContext:
         if self.catalog is not None:
             self.catalog.close()
         self.runs.close()
+
+
+def reader_problem(settings: Settings) -> str | None:
+    """Why the reader (TENDER_READER_MODEL) cannot be used, said once in the log at start; None where it can, or
+    none is set. A server is not refused for it: it serves as without the setting, each plan noting it."""
+    try:
+        settings.reader()
+    except TenderError as error:
+        log.warning(
+            "%s The server starts without the reader: the catalogue's encoder reads each shortlist (every plan "
+            "says so) until it is fixed and the server restarted.",
+            error,
+        )
+        return f"This server's reader is off ({error}); the catalogue's encoder read this plan's shortlists."
+    return None
 
 
 class SharedApp:

@@ -268,6 +268,8 @@ async def recommend_apis(
             if said:
                 context.note(said)
             run = tender.recommend(request, context)
+            if app.reader_off:
+                run.plan.notes.append(app.reader_off)
             if rebuilt := app.rebuilt(tender.catalog):
                 run.plan.notes.append(rebuilt)
             # the catalogue the run was made on, whatever is published meanwhile; a plan that cannot be stored is
