@@ -56,7 +56,9 @@ class AppContext:
         """Open the catalogue with its embedder, warm the agents up and open the runs database (blocking)."""
         runs = open_runs(settings.runs_location)  # one that cannot be opened: no history, said once in the log
         try:
-            catalog = Catalog(settings.catalog_path, embedder=settings.embedder(catalog=settings.catalog_path))
+            catalog = Catalog(
+                settings.catalog_path, embedder=settings.embedder(catalog=settings.catalog_path), held=True
+            )
         except CatalogError as error:
             log.warning("%s The server starts anyway; its tools will say so.", error)
             return cls(settings=settings, runs=runs, missing=error)
@@ -123,7 +125,7 @@ class AppContext:
         from tender.agents.service import Tender
 
         embedder = self.catalog.embedder if self.catalog is not None else self.settings.embedder(catalog=path)
-        catalog = Catalog(path, embedder=embedder)
+        catalog = Catalog(path, embedder=embedder, held=True)
         tender = Tender(catalog, **self._reasoners(catalog, "offline", "offline"))
         tender.warm_up()
         return catalog, tender
