@@ -26,7 +26,7 @@ class Seconds(click.FloatRange):
     def convert(self, value, param, ctx):
         seconds = super().convert(value, param, ctx)
         if not math.isfinite(seconds):
-            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+            self.fail(f"{echo(value)} is not a number of seconds", param, ctx)
         return seconds
 
 
@@ -898,7 +898,7 @@ def runs_delete(settings: Settings, run_ids):
         removed = store.delete(list(run_ids))
     except UnknownRun as error:
         raise click.BadParameter(
-            f"no run {error.run_id!r} in {settings.runs_shown}; nothing was removed. `tender runs list` shows the ids.",
+            f"no run {echo(error.run_id)} in {settings.runs_shown}; nothing was removed. `tender runs list` shows the ids.",
             param_hint="RUN_ID",
         ) from None
     finally:
@@ -1195,7 +1195,7 @@ def evaluate_command(
             for spec in encoder_runs:
                 name, _, folder = spec.partition("=")
                 if not name or not Path(folder).is_dir():
-                    raise click.BadParameter(f"{spec!r}: give NAME=FOLDER, an --all folder", param_hint="--encoder")
+                    raise click.BadParameter(f"{echo(spec)}: give NAME=FOLDER, an --all folder", param_hint="--encoder")
                 others[name] = records_of(Path(folder))
             write_results(summary, docs, mine, earlier, others)
             click.echo(f"Rewrote {docs} from every record under {out}.", err=True)

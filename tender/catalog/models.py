@@ -32,6 +32,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import InputToFix, TenderError
+from ..safety import echo
 from .database import PRIVATE_FILE
 
 HF_ENDPOINT = "https://huggingface.co"
@@ -149,7 +150,7 @@ KNOWN: dict[str, KnownModel] = {
 
 class UnknownModel(InputToFix):
     def __init__(self, name: str):
-        super().__init__(f"No known encoder {name!r}: `tender models list` shows them.")
+        super().__init__(f"No known encoder {echo(name)}: `tender models list` shows them.")
         self.name = name
 
 
@@ -433,7 +434,7 @@ def remove(name: str, home: Path) -> list[Path]:
     name that is not a folder directly under `{home}/models/encoders` (a path, "..", a hidden name) and NotPulled
     when there is nothing to delete."""
     if not name or name != Path(name).name or name.startswith(".") or "/" in name or "\\" in name:
-        raise InputToFix(f"{name!r} is not an encoder's name: give a name that `tender models list` shows.")
+        raise InputToFix(f"{echo(name)} is not an encoder's name: give a name that `tender models list` shows.")
     root = encoders_dir(home)
     removed = []
     with pull_lock(root, name) if root.is_dir() else contextlib.nullcontext():
@@ -462,7 +463,7 @@ def _remove(root: Path, name: str) -> list[Path]:
 def _endpoint(endpoint: str) -> str:
     parts = urllib.parse.urlsplit(endpoint.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise InputToFix(f"{endpoint!r} is not an endpoint: give an http(s) URL such as {HF_ENDPOINT}.")
+        raise InputToFix(f"{echo(endpoint)} is not an endpoint: give an http(s) URL such as {HF_ENDPOINT}.")
     return endpoint.strip().rstrip("/")
 
 

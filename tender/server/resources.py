@@ -8,11 +8,14 @@ from typing import Annotated
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
-from mcp.types import Completion, PromptReference, ResourceTemplateReference
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, Completion, PromptReference, ResourceTemplateReference
 from pydantic import Field
 
 from tender.agents.protocols import PROTOCOLS
-from tender.agents.request import DEFAULT_PROTOCOL
+from tender.agents.request import DEFAULT_PROTOCOL, MAX_NEED_CHARS, MAX_NEEDS, MAX_REQUIREMENT_CHARS
+from tender.answers.lookup import MAX_QUERY_CHARS
+from tender.safety import echo
 
 from tender.catalog import ApiNotFound, TenderError
 
@@ -86,7 +89,7 @@ def register(server, shared: SharedApp) -> None:
     def transcript(run_id: str, page: str, ctx: Context) -> str:
         with readable():
             if not page.isdigit():
-                raise UnknownTranscriptPage(f"{page!r} is not a page number; pages count from 1.")
+                raise UnknownTranscriptPage(f"{echo(page)} is not a page number; pages count from 1.")
             return compact(transcript_page(app_of(ctx).runs.entry(run_id), int(page)))
 
     @server.prompt(title="Compose a service from Web APIs")
@@ -124,7 +127,14 @@ def register(server, shared: SharedApp) -> None:
         """Guide the assistant through recommending the APIs for an app and explaining the choice."""
         name = protocol.strip() or DEFAULT_PROTOCOL
         if name not in PROTOCOLS:
-            raise ValueError(f"protocol {protocol!r} is not one of {', '.join(PROTOCOLS)}")
+            raise MCPError(INVALID_PARAMS, f"protocol {echo(protocol)} is not one of {', '.join(PROTOCOLS)}")
+        for what, text, most in (
+            ("requirement", requirement, MAX_REQUIREMENT_CHARS),
+            ("category", category, MAX_QUERY_CHARS),
+            ("needs", needs, MAX_NEEDS * (MAX_NEED_CHARS + 1)),
+        ):
+            if len(text) > most:  # the prompt quotes what it is given: never more than a request may hold
+                raise MCPError(INVALID_PARAMS, f"the {what} is {len(text):,} characters long; give at most {most:,}")
         extra = f', required_categories ["{category.strip()}"]' if category.strip() else ""
         stated = [n.strip() for n in re.split(r"[;\n]", needs) if n.strip()]
         extra += (
