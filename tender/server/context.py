@@ -204,10 +204,15 @@ class AppContext:
 
 
 def reader_problem(settings: Settings) -> str | None:
-    """Why the reader (TENDER_READER_MODEL) cannot be used, said once in the log at start; None where it can, or
-    none is set. A server is not refused for it: it serves as without the setting, each plan noting it."""
+    """Why the reader (TENDER_READER_MODEL) cannot be used (no model it can load, or no ranking model fitted on its
+    vectors), said once in the log at start; None where it can, or none is set. A server is not refused for it: it
+    serves as without the setting, each plan noting it."""
+    from tender.agents.service import ranking_model
+
     try:
-        settings.reader()
+        reader = settings.reader()
+        if reader is not None:  # and the ranking model fitted on its vectors, which scores what it reads
+            ranking_model(settings.ranking_model_path, reader.embedder)
     except TenderError as error:
         log.warning(
             "%s The server starts without the reader: the catalogue's encoder reads each shortlist (every plan "
