@@ -134,7 +134,9 @@ def register(server, shared: SharedApp) -> None:
             ("needs", needs, MAX_NEEDS * (MAX_NEED_CHARS + 1)),
         ):
             if len(text) > most:  # the prompt quotes what it is given: never more than a request may hold
-                raise MCPError(INVALID_PARAMS, f"the {what} is {len(text):,} characters long; give at most {most:,}")
+                raise MCPError(
+                    INVALID_PARAMS, f"the {what} argument is {len(text):,} characters long; give at most {most:,}"
+                )
         extra = f', required_categories ["{category.strip()}"]' if category.strip() else ""
         stated = [n.strip() for n in re.split(r"[;\n]", needs) if n.strip()]
         extra += (
