@@ -536,6 +536,12 @@ def _fetch(opener, model: KnownModel, base: str, path: str, size: int, sha256: s
             f"{path} of {model.name} from {url} does not match: sha256 {digest} ({got:,} bytes), expected {sha256} "
             f"({size:,} bytes). It was deleted; the model is not usable."
         )
+    if (written := temp.stat().st_size) != size:  # the bytes came whole, but not all reached the disk
+        temp.unlink()
+        raise TenderError(
+            f"{path} of {model.name} was not written whole ({written:,} of {size:,} bytes on disk); check the disk, "
+            "then run the pull again."
+        )
     os.replace(temp, target)
 
 
@@ -570,6 +576,7 @@ def _download(opener, url: str, model: KnownModel, path: str, size: int, temp: P
                 while got <= size and (chunk := response.read1(min(CHUNK, size + 1 - got))):
                     digest.update(chunk)
                     out.write(chunk)
+                    out.flush()  # what came is on disk, for a pull killed now (a partial write raises here)
                     got += len(chunk)
                     if progress:
                         progress(path, len(chunk))
