@@ -26,7 +26,7 @@ class Seconds(click.FloatRange):
     def convert(self, value, param, ctx):
         seconds = super().convert(value, param, ctx)
         if not math.isfinite(seconds):
-            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+            self.fail(f"{echo(value)} is not a number of seconds", param, ctx)
         return seconds
 
 
@@ -41,7 +41,10 @@ class TenderGroup(click.Group):
 
     def invoke(self, ctx):
         try:
-            result = super().invoke(ctx)
+            try:
+                result = super().invoke(ctx)
+            except BaseExceptionGroup as group:  # a task group's (the MCP server's lifespan): the error inside it
+                raise _only(group) from None
             sys.stdout.flush()  # a closed pipe shows here, where click quiets it, not at exit as a traceback
             return result
         except BrokenPipeError:
@@ -76,6 +79,13 @@ class TenderGroup(click.Group):
                 err=True,
             )
             sys.exit(1)
+
+
+def _only(error: BaseException) -> BaseException:
+    """The one error a group holds (through nested groups), or the group where it holds several."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
 
 
 @click.group(cls=TenderGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -277,6 +287,8 @@ def catalog_build(
     from tender.catalog.sources.gather import gather
     from tender.catalog.sources.jsonl import read_mashup_ids
 
+    if settings.reader_model:  # said before the build, not after it installed the catalogue
+        settings.model_spec(settings.reader_model, "TENDER_READER_MODEL")
     others = bool(openapi or mcp or mcp_config or mcp_listing or public_apis or mcp_registry or toolsdk or docker_mcp)
     if not apis_path and not others:
         apis_path = settings.data_file(
@@ -530,9 +542,8 @@ def _read_ahead(settings: Settings, path: Path, quiet: bool) -> None:
 
     assert settings.reader_model
     catalog = Catalog(path)
-    embedder = get_embedder(
-        settings.reader_model, threads=None, runtime=settings.embedding_runtime, cache_dir=settings.cache_dir
-    )
+    spec = settings.model_spec(settings.reader_model, "TENDER_READER_MODEL")
+    embedder = get_embedder(spec, threads=None, runtime=settings.embedding_runtime, cache_dir=settings.cache_dir)
     reader = Reader(embedder, settings.cache_dir)
     ids = [api.id for api in catalog.apis()]
     with tqdm(total=len(ids), desc="reading items", unit="item", disable=quiet) as bar:
@@ -1010,7 +1021,7 @@ def runs_delete(settings: Settings, run_ids):
         removed = store.delete(list(run_ids))
     except UnknownRun as error:
         raise click.BadParameter(
-            f"no run {error.run_id!r} in {settings.runs_shown}; nothing was removed. `tender runs list` shows the ids.",
+            f"no run {echo(error.run_id)} in {settings.runs_shown}; nothing was removed. `tender runs list` shows the ids.",
             param_hint="RUN_ID",
         ) from None
     finally:
@@ -1307,7 +1318,7 @@ def evaluate_command(
             for spec in encoder_runs:
                 name, _, folder = spec.partition("=")
                 if not name or not Path(folder).is_dir():
-                    raise click.BadParameter(f"{spec!r}: give NAME=FOLDER, an --all folder", param_hint="--encoder")
+                    raise click.BadParameter(f"{echo(spec)}: give NAME=FOLDER, an --all folder", param_hint="--encoder")
                 others[name] = records_of(Path(folder))
             write_results(summary, docs, mine, earlier, others)
             click.echo(f"Rewrote {docs} from every record under {out}.", err=True)

@@ -91,6 +91,38 @@ class Settings:
     def cache_dir(self) -> Path:
         return self.home / "cache"
 
+    def model_spec(self, spec: str, variable: str) -> str:
+        """A model setting as get_embedder takes it: a known encoder's name (`tender models list`) is its pulled
+        folder; a folder is checked to be there. BadSetting, naming the variable and the fix, otherwise."""
+        from tender.catalog.encoders import TUNED_NAME
+        from tender.catalog.models import KNOWN, PARTIAL, encoders_dir
+
+        if spec in ("default", "all-MiniLM-L6-v2", TUNED_NAME) or spec.startswith("hashing"):
+            return spec
+        path = Path(spec).expanduser()
+        if spec in KNOWN and not path.exists():
+            pulled = encoders_dir(self.home) / spec
+            if not pulled.is_dir():
+                raise BadSetting(
+                    f"{variable}={spec}, but {spec} is not pulled: `tender models pull {spec}` fetches it."
+                )
+            return str(pulled)
+        shown = echo(str(path), PATH_SHOWN)
+        if not path.exists():
+            raise BadSetting(
+                f"{variable}={shown}: there is no such folder. Set it to a model's folder (`tender models list` shows "
+                "the pulled ones) or to a pulled encoder's name, or unset it."
+            )
+        if not path.is_dir():
+            raise BadSetting(f"{variable}={shown} is a file; set it to a model's folder, or unset it.")
+        if path.name.endswith(PARTIAL) and path.name[: -len(PARTIAL)] in KNOWN:
+            name = path.name[: -len(PARTIAL)]
+            raise BadSetting(
+                f"{variable}={shown} is a pull that did not finish: `tender models pull {name}` completes it; then "
+                f"set {variable}={name}."
+            )
+        return str(path)
+
     def embedder(self, threads: int | None = 1, catalog: Path | None = None):
         """The configured encoder, loaded lazily; `threads=None` uses every core (for building). Where none is
         configured, a `catalog` built with Tender's tuned encoder keeps it (a server started without the
@@ -102,6 +134,8 @@ class Settings:
         spec = self.embedding_model
         if spec is None and catalog is not None and built_with(catalog) == TUNED_NAME:
             spec = TUNED_NAME
+        if spec is not None:
+            spec = self.model_spec(spec, "TENDER_EMBEDDING_MODEL")
         return get_embedder(
             spec,
             threads=threads,
@@ -112,10 +146,13 @@ class Settings:
 
     def reader(self):
         """The strong encoder that reads each function's shortlist (TENDER_READER_MODEL), one per process and
-        folder; None where unset."""
+        folder, loaded and run once; None where unset. BadSetting, in one line saying what to do, for a name that is
+        not pulled, a folder that is not there, or a model that cannot be loaded."""
         if not self.reader_model:
             return None
-        return _reader(self.reader_model, self.embedding_runtime, self.cache_dir)
+        return _reader(
+            self.model_spec(self.reader_model, "TENDER_READER_MODEL"), self.embedding_runtime, self.cache_dir
+        )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
@@ -129,6 +166,9 @@ class Settings:
 
 class BadSetting(InputToFix):
     """A TENDER_* value the user set and can fix: the CLI exits 2."""
+
+
+PATH_SHOWN = 300  # a folder the user named is quoted up to this many characters (a path's are rarely more)
 
 
 # The ranges of the numeric settings, shared with the CLI's flags. An hour bounds one LLM attempt and one
@@ -196,9 +236,22 @@ def readable_runs_url(url: str) -> bool:
 @functools.lru_cache(maxsize=2)
 def _reader(spec: str, runtime: str, cache_dir: Path):
     from tender.catalog import get_embedder
+    from tender.errors import TenderError
     from tender.ranking.reader import Reader
 
-    return Reader(get_embedder(spec, threads=1, runtime=runtime, cache_dir=cache_dir), cache_dir)
+    try:
+        embedder = get_embedder(spec, threads=1, runtime=runtime, cache_dir=cache_dir)
+        embedder.embed(["a site that shows nearby restaurants on a map"])  # a model that cannot run fails here
+    except TenderError as error:
+        raise BadSetting(f"TENDER_READER_MODEL={echo(spec, PATH_SHOWN)} cannot be used: {error}") from None
+    except Exception as error:  # what a damaged model makes its runtime raise (onnxruntime, tokenizers, torch)
+        said = " ".join(str(error).split())
+        raise BadSetting(
+            f"TENDER_READER_MODEL={echo(spec, PATH_SHOWN)}: its model cannot be loaded ({type(error).__name__}: "
+            f"{said[:200]}{'…' if len(said) > 200 else ''}). Pull it again (`tender models pull NAME` mends it), or "
+            "set TENDER_READER_MODEL to a whole model folder, or unset it."
+        ) from None
+    return Reader(embedder, cache_dir)
 
 
 def _variable(name: str, *more: str) -> Any:

@@ -4,7 +4,10 @@ this file makes, entered in the table in place of the real ones."""
 
 import hashlib
 import json
+import re
 import threading
+import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -42,11 +45,16 @@ def entry(name: str, *, note: str = "", gated: bool = False) -> KnownModel:
 
 class FakeHub:
     """Serves /{repo}/resolve/{revision}/{path} of every repository from FILES, and records each request's path and
-    Authorization header. `fail[path]`: statuses answered first; `close_after`: files served before each later
-    connection is closed unanswered; `token`: required as a bearer; `redirect[request path]`: where to send it instead."""
+    Authorization header (and Range header, in `ranges`). `fail[path]`: statuses answered first; `close_after`: files
+    served before each later connection is closed unanswered; `token`: required as a bearer; `redirect[request
+    path]`: where to send it instead; `trickle[path]`: seconds between the bytes of that file's body; `before[path]`:
+    called before that file's body is sent. A Range request `bytes=N-` is answered 206 with the rest."""
 
     def __init__(self):
         self.requests: list[tuple[str, str | None]] = []
+        self.ranges: list[tuple[str, str | None]] = []
+        self.trickle: dict[str, float] = {}
+        self.before: dict[str, Callable[[], None]] = {}
         self.fail: dict[str, list[int]] = {}
         self.body: dict[str, bytes] = dict(FILES)
         self.close_after: int | None = None
@@ -76,11 +84,27 @@ class FakeHub:
                 if path not in hub.body:
                     return self.answer(404)
                 hub.served += 1
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(hub.body[path])))
+                body, start = hub.body[path], 0
+                asked = re.fullmatch(r"bytes=(\d+)-", self.headers.get("Range", ""))
+                hub.ranges.append((path, self.headers.get("Range")))
+                if asked and int(asked.group(1)) < len(body):
+                    start = int(asked.group(1))
+                    self.send_response(206)
+                    self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
+                else:
+                    self.send_response(200)
+                self.send_header("Content-Length", str(len(body) - start))
                 self.end_headers()
+                if path in hub.before:
+                    hub.before[path]()
                 try:
-                    self.wfile.write(hub.body[path])
+                    if path in hub.trickle:
+                        for byte in body[start:]:
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                            time.sleep(hub.trickle[path])
+                    else:
+                        self.wfile.write(body[start:])
                 except ConnectionError:  # the client stopped reading: a file longer than recorded
                     pass
                 return None

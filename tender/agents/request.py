@@ -5,9 +5,9 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from tender.errors import InputToFix
+from tender.safety import clean, echo
 
 from .form import Form
-from tender.safety import echo
 
 DEFAULT_PROTOCOL = "manager-led"
 # The protocol registry, by name, in order (protocols.PROTOCOLS is this dict, filled by protocols.register): the
@@ -73,10 +73,13 @@ class Request(BaseModel):
         if needs is None:
             return None
         kept = list(dict.fromkeys(" ".join(n.split()) for n in needs if n and n.strip()))
-        if any(not any(ch.isalnum() for ch in n) for n in kept):
-            raise ValueError("a need has no letters or digits; give each need as a short phrase")
         if not kept:
             raise ValueError("every need is empty; give each need as a short phrase, or leave needs out")
+        wordless = [n for n in kept if not any(ch.isalnum() for ch in clean(n))]
+        if wordless:  # control characters, escape sequences, punctuation: no function to find
+            raise ValueError(
+                f"a need has no words ({echo(wordless[0], 40)}); give each need as a short phrase, or leave it out"
+            )
         long = [n for n in kept if len(n) > MAX_NEED_CHARS]
         if long:
             raise ValueError(f"a need is over {MAX_NEED_CHARS} characters ({long[0][:40]!r}...); state it in a phrase")
@@ -97,7 +100,7 @@ class Request(BaseModel):
             raise ValueError("the requirement is empty; describe the app in a sentence or two")
         if "\x00" in text or sum(not (ch.isprintable() or ch.isspace()) for ch in text) > len(text) * 0.1:
             raise ValueError("the requirement looks like binary data; send plain text describing the app")
-        if not any(ch.isalpha() for ch in text):
+        if not any(ch.isalpha() for ch in clean(text)):  # an escape sequence's letters are no words
             raise ValueError("the requirement has no words; describe the app in a sentence or two")
         return text
 

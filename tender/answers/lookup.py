@@ -9,6 +9,7 @@ from .schemas import ApiHit, SearchResults
 # A search or category query longer than this is refused rather than embedded and echoed back: what an API
 # should do fits in a sentence or two, and a 1 MB query cost seconds of tokenising and came back whole.
 MAX_QUERY_CHARS = 1_000
+MAX_CATEGORIES = 100  # a search's categories: each is checked and said back in the answer
 
 
 def check_query(query: str, what: str = "query") -> str:
@@ -27,7 +28,11 @@ def find_apis(catalog: Catalog, query: str, categories: Sequence[str] = (), limi
     """Best match first, optionally within categories. Raises TenderError for an empty or overlong query and
     CategoryNotFound (with close names) for a category the catalogue lacks."""
     check_query(query)
-    names = [catalog.check_category(c) for c in categories]
+    if len(categories) > MAX_CATEGORIES:
+        raise TenderError(
+            f"{len(categories):,} categories were given; search in at most {MAX_CATEGORIES} (list_categories names them)."
+        )
+    names = list(dict.fromkeys(catalog.check_category(c) for c in categories))  # each said once, however often given
     results = []
     for hit in catalog.search(query, kind="api", k=limit, categories=names or None):
         api = catalog.get_api(hit.id)

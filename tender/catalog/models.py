@@ -3,21 +3,28 @@
 Only that command downloads: recommending, building and serving read a model folder that is already there. Every
 file of a known encoder is listed here with its size and sha256, so what a pull writes is checked byte for byte,
 from huggingface.co or any mirror that serves `{endpoint}/{repo}/resolve/{revision}/{path}`. A pull writes into
-`{name}.partial/` and renames it to `{name}/` once every file is verified: a half pull is never a model folder, and
-the next pull goes on from the files it already has.
+`{name}.partial/` and renames it to `{name}/` once every file is verified and nothing else is there: a half pull is
+never a model folder, and the next pull goes on from the files it already has and from the bytes of a file a killed
+pull left half-written (`*.download`, asked for the rest with a Range request). One pull of a model at a time (a
+lock file beside it); a pull checks the free space first, and a download slower than MIN_RATE for WINDOW_S is
+stopped, saying so.
 
 A model whose licence asks something of its user (EmbeddingGemma) is pulled only once that licence was accepted;
 the acceptance is recorded in the model's folder (ACCEPTED_LICENCE). A token (HF_TOKEN) goes in the Authorization
 header, to the endpoint's host only, and nowhere else: not in a URL, a message or a file."""
 
+import contextlib
+import errno
+import glob
 import hashlib
 import os
+import re
 import shutil
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from http.client import HTTPException
 from pathlib import Path
@@ -25,14 +32,22 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import InputToFix, TenderError
+from ..safety import echo
+from .database import PRIVATE_FILE
 
 HF_ENDPOINT = "https://huggingface.co"
 TIMEOUT_S = 30  # one request: connecting, and each wait for bytes
 RETRIES = 3  # after the first try, on a connection error, 429 or 5xx
 BACKOFF_S = 1.0  # doubled after each failed try
 CHUNK = 1 << 20
+# A download that brings fewer than MIN_RATE bytes a second over WINDOW_S is stopped (the next pull goes on from its
+# bytes): a server trickling a byte a second was read for ever. 10 KB/s is a hundredth of a slow home line.
+MIN_RATE = 10_000
+WINDOW_S = 60.0
 ACCEPTED = "ACCEPTED_LICENCE"
 PARTIAL = ".partial"
+FITTED = "tender-ranking-*.json"  # ranking models `tender train ranker` writes into an encoder's folder
+_LEFTOVER = re.compile(r"\.\d+\.download$")  # a file's bytes being fetched: `{file}.{pid}.download`
 
 # Called as bytes of a model's files are fetched or found already verified: (the file's path, how many bytes).
 Progress = Callable[[str, int], None]
@@ -135,7 +150,7 @@ KNOWN: dict[str, KnownModel] = {
 
 class UnknownModel(InputToFix):
     def __init__(self, name: str):
-        super().__init__(f"No known encoder {name!r}: `tender models list` shows them.")
+        super().__init__(f"No known encoder {echo(name)}: `tender models list` shows them.")
         self.name = name
 
 
@@ -152,6 +167,28 @@ class LicenceNotAccepted(InputToFix):
             "to pull it. Nothing was downloaded."
         )
         self.model = model
+
+
+class PullInProgress(TenderError):
+    def __init__(self, name: str, lock: Path):
+        super().__init__(
+            f"Another `tender models pull {name}` is running (it holds {lock}); wait for it to finish: this one would "
+            "find the model pulled."
+        )
+        self.name = name
+
+
+class NoSpace(TenderError):
+    def __init__(self, name: str, folder: Path, needed: int, free: int):
+        super().__init__(
+            f"No room for {name}: it needs {_bytes(needed)} more in {folder}, whose disk has {_bytes(free)} free. Free "
+            "some space (or set TENDER_HOME on another disk) and run the pull again: it goes on from what it has."
+        )
+        self.name = name
+
+
+def _bytes(count: int) -> str:
+    return f"{count / 1e9:.2f} GB" if count >= 1e9 else f"{count / 1e6:.1f} MB" if count >= 1e6 else f"{count:,} bytes"
 
 
 class ListedModel(BaseModel):
@@ -209,42 +246,137 @@ def pull(
     token: str | None = None,
 ) -> Path:
     """Fetch a known encoder into `{home}/models/encoders/{name}/` and return that folder. Each file is checked
-    against the table; a file already there with the right hash is not fetched again. Raises UnknownModel,
-    LicenceNotAccepted (a licence to accept first, and `accept_licence` not given), and TenderError for a file that
-    does not match (it is deleted) or cannot be fetched; the folder appears only once every file is verified."""
+    against the table; a file already there with the right hash is not fetched again, and one a killed pull left
+    half-written is fetched from where it stopped. Raises UnknownModel, LicenceNotAccepted (a licence to accept
+    first, and `accept_licence` not given), PullInProgress (another pull of it is running), NoSpace, and TenderError
+    for a file that does not match (it is deleted) or cannot be fetched; the folder appears only once every file is
+    verified and it holds nothing else."""
     model = known(name)
     if not accept_licence and not licence_accepted(model, home):
         raise LicenceNotAccepted(model)
     base = _endpoint(endpoint)
     root = encoders_dir(home)
     final, partial = root / name, root / (name + PARTIAL)
-    if final.is_dir():
-        if not verify(name, home):
-            return final
-        shutil.rmtree(partial, ignore_errors=True)
-        os.replace(final, partial)  # a damaged folder: mend it like a half pull, keeping its good files
-    partial.mkdir(parents=True, exist_ok=True)
-    if model.licence_note and not (partial / ACCEPTED).is_file():
-        when = datetime.now(UTC).isoformat(timespec="seconds")
-        (partial / ACCEPTED).write_text(
-            f"licence: {model.licence}\nurl: {model.licence_url}\naccepted: {when}\n", encoding="utf-8"
-        )
-    opener = urllib.request.build_opener(_SameHostRedirects())
-    for path, size, sha256 in model.files:
-        target = partial / path
-        if target.is_file() and target.stat().st_size == size and _sha256(target) == sha256:
-            if progress:
-                progress(path, size)
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _fetch(opener, model, base, path, size, sha256, target, token, progress)
-    os.replace(partial, final)
+    with pull_lock(root, name):
+        if final.is_dir():
+            if not verify(name, home):
+                return final
+            shutil.rmtree(partial, ignore_errors=True)
+            os.replace(final, partial)  # a damaged folder: mend it like a half pull, keeping its good files
+        partial.mkdir(parents=True, exist_ok=True)
+        _tidy(partial, model, keep_downloads=True)
+        if model.licence_note and not (partial / ACCEPTED).is_file():
+            when = datetime.now(UTC).isoformat(timespec="seconds")
+            _write_text(
+                partial / ACCEPTED, f"licence: {model.licence}\nurl: {model.licence_url}\naccepted: {when}\n", model
+            )
+        todo = [
+            (path, size, sha256)
+            for path, size, sha256 in model.files
+            if not _matches(partial / path, size, sha256, progress, path)
+        ]
+        _check_space(model, partial, todo)
+        opener = urllib.request.build_opener(_SameHostRedirects())
+        for path, size, sha256 in todo:
+            target = partial / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _fetch(opener, model, base, path, size, sha256, target, token, progress)
+        _tidy(partial, model, keep_downloads=False)
+        os.replace(partial, final)
     return final
 
 
+@contextlib.contextmanager
+def pull_lock(root: Path, name: str) -> Iterator[None]:
+    """Hold `{name}.lock` beside the model's folders while it is pulled or removed: a second pull would write into
+    the folder the first renames, or rename it under the first. The kernel releases it when its holder dies."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock; pulls are not guarded there
+        yield
+        return
+    root.mkdir(parents=True, exist_ok=True)
+    lock = root / f"{name}.lock"
+    with open(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE), "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise PullInProgress(name, lock) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _matches(file: Path, size: int, sha256: str, progress: Progress | None, path: str) -> bool:
+    if file.is_file() and file.stat().st_size == size and _sha256(file) == sha256:
+        if progress:
+            progress(path, size)
+        return True
+    return False
+
+
+def _allowed(folder: Path, model: KnownModel) -> set[Path]:
+    """The files a model's folder may hold: the table's, the licence record and ranking models fitted on it."""
+    return {folder / path for path, _, _ in model.files} | {folder / ACCEPTED} | set(folder.glob(FITTED))
+
+
+def _tidy(folder: Path, model: KnownModel, keep_downloads: bool) -> None:
+    """Delete every file the model's folder may not hold (and the folders left empty), but, with `keep_downloads`,
+    the half-written bytes of a table's file (`{file}.{pid}.download`), which its fetch goes on from."""
+    allowed = _allowed(folder, model)
+    for file in sorted(folder.rglob("*"), reverse=True):  # a folder's files before the folder
+        if file.is_dir() and not file.is_symlink():
+            if not any(file.iterdir()) and not any(a.is_relative_to(file) for a in allowed):
+                file.rmdir()
+        elif file not in allowed:
+            leftover = _LEFTOVER.search(file.name)
+            if not (keep_downloads and leftover and file.with_name(file.name[: leftover.start()]) in allowed):
+                file.unlink()
+
+
+def _check_space(model: KnownModel, folder: Path, todo: list[tuple[str, int, str]]) -> None:
+    """NoSpace, before anything is fetched, where the disk cannot hold what is left to fetch."""
+    needed = 0
+    for path, size, _ in todo:
+        target = folder / path
+        have = max((f.stat().st_size for f in _leftovers(target) if f.stat().st_size <= size), default=0)
+        needed += size - have
+    free = shutil.disk_usage(folder).free
+    if needed > free:
+        raise NoSpace(model.name, folder, needed, free)
+
+
+def _leftovers(target: Path) -> list[Path]:
+    return [f for f in target.parent.glob(glob.escape(target.name) + ".*.download") if _LEFTOVER.search(f.name)]
+
+
+def _write_text(file: Path, text: str, model: KnownModel) -> None:
+    try:
+        file.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise _write_error(error, model, file) from None
+
+
+def _write_error(error: OSError, model: KnownModel, file: Path) -> TenderError:
+    """A write that failed, said in one line: a full disk as NoSpace."""
+    if error.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        try:
+            free = shutil.disk_usage(file.parent).free
+        except OSError:
+            free = 0
+        left = sum(size for path, size, _ in model.files if not (file.parent / path).is_file())
+        return NoSpace(model.name, file.parent, max(left, 1), free)
+    return TenderError(
+        f"Could not write {file} ({error.strerror or error}); check that folder, then run `tender models pull "
+        f"{model.name}` again: it goes on from what it has."
+    )
+
+
 def verify(name: str, home: Path) -> list[str]:
-    """Re-hash a pulled encoder's files against the table: the problems found (missing, wrong size, wrong hash),
-    none when it is whole. Raises UnknownModel, and NotPulled when its folder is not there."""
+    """Re-hash a pulled encoder's files against the table: the problems found (missing, wrong size, wrong hash, a
+    file that is not the model's), none when it is whole. Raises UnknownModel, and NotPulled when its folder is not
+    there."""
     model = known(name)
     folder = encoders_dir(home) / name
     if not folder.is_dir():
@@ -258,6 +390,11 @@ def verify(name: str, home: Path) -> list[str]:
             problems.append(f"{path}: {found:,} bytes, expected {size:,}")
         elif (digest := _sha256(file)) != sha256:
             problems.append(f"{path}: sha256 {digest}, expected {sha256}")
+    allowed = _allowed(folder, model)
+    for file in sorted(folder.rglob("*")):
+        if file not in allowed and not file.is_dir():
+            size = file.stat().st_size if file.is_file() else 0
+            problems.append(f"{file.relative_to(folder)}: not a file of {name} ({size:,} bytes)")
     return problems
 
 
@@ -297,8 +434,18 @@ def remove(name: str, home: Path) -> list[Path]:
     name that is not a folder directly under `{home}/models/encoders` (a path, "..", a hidden name) and NotPulled
     when there is nothing to delete."""
     if not name or name != Path(name).name or name.startswith(".") or "/" in name or "\\" in name:
-        raise InputToFix(f"{name!r} is not an encoder's name: give a name that `tender models list` shows.")
+        raise InputToFix(f"{echo(name)} is not an encoder's name: give a name that `tender models list` shows.")
     root = encoders_dir(home)
+    removed = []
+    with pull_lock(root, name) if root.is_dir() else contextlib.nullcontext():
+        removed = _remove(root, name)
+        (root / f"{name}.lock").unlink(missing_ok=True)
+    if not removed:
+        raise NotPulled(name)
+    return removed
+
+
+def _remove(root: Path, name: str) -> list[Path]:
     removed = []
     for folder in (root / name, root / (name + PARTIAL)):
         if folder.is_symlink():  # a folder linked in by hand: the link goes, not what it points to
@@ -310,15 +457,13 @@ def remove(name: str, home: Path) -> list[Path]:
         else:
             continue
         removed.append(folder)
-    if not removed:
-        raise NotPulled(name)
     return removed
 
 
 def _endpoint(endpoint: str) -> str:
     parts = urllib.parse.urlsplit(endpoint.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise InputToFix(f"{endpoint!r} is not an endpoint: give an http(s) URL such as {HF_ENDPOINT}.")
+        raise InputToFix(f"{echo(endpoint)} is not an endpoint: give an http(s) URL such as {HF_ENDPOINT}.")
     return endpoint.strip().rstrip("/")
 
 
@@ -356,52 +501,101 @@ def _origin(url: str) -> tuple[str, str]:
 
 
 def _fetch(opener, model: KnownModel, base: str, path: str, size: int, sha256: str, target: Path, token, progress):
-    """One file, tried up to 1 + RETRIES times, into a temporary name beside `target`, renamed once it matches."""
+    """One file, tried up to 1 + RETRIES times, into a temporary name beside `target`, renamed once it matches. The
+    bytes a killed pull left are gone on from; each try goes on from the bytes the last one brought."""
     url = f"{base}/{model.repo}/resolve/{urllib.parse.quote(model.revision, safe='')}/{urllib.parse.quote(path)}"
     temp = target.with_name(f"{target.name}.{os.getpid()}.download")
+    leftovers = sorted(_leftovers(target), key=lambda f: f.stat().st_size)
+    resumed = bool(leftovers) and leftovers[-1].stat().st_size <= size
+    for leftover in leftovers:
+        if resumed and leftover == leftovers[-1]:
+            os.replace(leftover, temp)
+            if progress:
+                progress(path, temp.stat().st_size)
+        else:
+            leftover.unlink()
     for attempt in range(RETRIES + 1):
         try:
             digest, got = _download(opener, url, model, path, size, temp, token, progress)
             break
         except _Retry as error:
-            temp.unlink(missing_ok=True)
             if attempt == RETRIES:
                 raise TenderError(
                     f"Could not fetch {path} of {model.name} from {url} after {RETRIES + 1} tries ({error}). "
-                    "Run the pull again: it goes on from the files it has."
+                    "Run the pull again: it goes on from the bytes it has."
                 ) from None
             time.sleep(max(BACKOFF_S * 2**attempt, min(error.wait, 60.0)))
-        except BaseException:
-            temp.unlink(missing_ok=True)
-            raise
+        except OSError as error:  # writing the file (the network's errors are _Retry)
+            raise _write_error(error, model, temp) from None
+    if (got != size or digest != sha256) and resumed:
+        temp.unlink(missing_ok=True)  # the bytes a killed pull left were not the file's start: fetched whole, once
+        return _fetch(opener, model, base, path, size, sha256, target, token, progress)
     if got != size or digest != sha256:
         temp.unlink()
         raise TenderError(
             f"{path} of {model.name} from {url} does not match: sha256 {digest} ({got:,} bytes), expected {sha256} "
             f"({size:,} bytes). It was deleted; the model is not usable."
         )
+    if (written := temp.stat().st_size) != size:  # the bytes came whole, but not all reached the disk
+        temp.unlink()
+        raise TenderError(
+            f"{path} of {model.name} was not written whole ({written:,} of {size:,} bytes on disk); check the disk, "
+            "then run the pull again."
+        )
     os.replace(temp, target)
 
 
 def _download(opener, url: str, model: KnownModel, path: str, size: int, temp: Path, token, progress):
+    """(sha256, bytes) of the file written at `temp`, asking only for what it lacks. _Retry for a try that may
+    succeed again (the server failed, the connection ended); TenderError where the bytes came slower than
+    MIN_RATE for WINDOW_S."""
+    digest, have = hashlib.sha256(), 0
+    if temp.is_file() and temp.stat().st_size <= size:
+        with open(temp, "rb") as kept:
+            while chunk := kept.read(CHUNK):
+                digest.update(chunk)
+                have += len(chunk)
+        if have == size:
+            return digest.hexdigest(), have
     request = urllib.request.Request(url, headers={"User-Agent": "tender-mcp"})
     if token:
         request.add_unredirected_header("Authorization", f"Bearer {token}")
-    digest, got = hashlib.sha256(), 0
+    if have:
+        request.add_header("Range", f"bytes={have}-")
+    got = have
     try:
-        with opener.open(request, timeout=TIMEOUT_S) as response, open(temp, "wb") as out:
+        with opener.open(request, timeout=TIMEOUT_S) as response:
+            if have and not _resumes(response, have):
+                digest, got = hashlib.sha256(), 0  # the whole file came instead: start again
             announced = response.headers.get("Content-Length")
-            # One byte past the table's size is enough to tell the file is wrong: a server sending without end
-            # is not read to the end.
-            while got <= size and (chunk := response.read(min(CHUNK, size + 1 - got))):
-                digest.update(chunk)
-                out.write(chunk)
-                got += len(chunk)
-                if progress:
-                    progress(path, len(chunk))
-            if announced is not None and announced.isdigit() and got < min(int(announced), size + 1):
-                raise _Retry(f"the connection ended after {got:,} of {int(announced):,} bytes")
+            expected = got + int(announced) if announced is not None and announced.isdigit() else None
+            window_start, window_got = time.monotonic(), got
+            with open(temp, "ab" if got else "wb") as out:
+                # One byte past the table's size is enough to tell the file is wrong: a server sending without end
+                # is not read to the end. read1: what has come, not a whole chunk (a trickle would fill none).
+                while got <= size and (chunk := response.read1(min(CHUNK, size + 1 - got))):
+                    digest.update(chunk)
+                    out.write(chunk)
+                    out.flush()  # what came is on disk, for a pull killed now (a partial write raises here)
+                    got += len(chunk)
+                    if progress:
+                        progress(path, len(chunk))
+                    if (now := time.monotonic()) - window_start >= WINDOW_S:
+                        rate = (got - window_got) / (now - window_start)
+                        if rate < MIN_RATE:  # not tried again: a server this slow is slow the next time too
+                            raise TenderError(
+                                f"{path} of {model.name} came from {url} at {rate:,.0f} bytes a second for "
+                                f"{now - window_start:.0f} s (under {MIN_RATE:,}), so the pull stopped with "
+                                f"{got:,} of {size:,} bytes. Run it again later, or from a mirror (--endpoint): it "
+                                "goes on from the bytes it has."
+                            )
+                        window_start, window_got = now, got
+            if expected is not None and got < min(expected, size + 1):
+                raise _Retry(f"the connection ended after {got:,} of {expected:,} bytes")
     except urllib.error.HTTPError as error:
+        if error.code == 416 and have:  # the bytes kept are not the start of this file: start again
+            temp.unlink(missing_ok=True)
+            raise _Retry("the server could not go on from the bytes kept") from None
         if error.code == 429 or error.code >= 500:
             retry_after = error.headers.get("Retry-After", "") if error.headers else ""
             raise _Retry(f"HTTP {error.code}", float(retry_after) if retry_after.isdigit() else 0.0) from None
@@ -409,6 +603,12 @@ def _download(opener, url: str, model: KnownModel, path: str, size: int, temp: P
     except (urllib.error.URLError, HTTPException, ConnectionError, TimeoutError) as error:
         raise _Retry(str(getattr(error, "reason", None) or error) or type(error).__name__) from None
     return digest.hexdigest(), got
+
+
+def _resumes(response, have: int) -> bool:
+    """Whether the server answered a Range request with the rest of the file, from byte `have`."""
+    found = re.match(r"bytes (\d+)-", response.headers.get("Content-Range", ""))
+    return response.status == 206 and found is not None and int(found.group(1)) == have
 
 
 def _refused(model: KnownModel, url: str, code: int, token) -> TenderError:

@@ -64,7 +64,16 @@ class Catalog:
     runs another encoder than the one that embedded it, ApiNotFound and CategoryNotFound for names it does
     not know."""
 
-    def __init__(self, path: Path | str, *, embedder: Embedder | None = None, exclude_mashups: Iterable[int] = ()):
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        embedder: Embedder | None = None,
+        exclude_mashups: Iterable[int] = (),
+        held: bool = False,
+    ):
+        """`held`: read whole at open, the file never read again (a server's catalogue: a `cp` over the file
+        rewrites it where it stands, and a catalogue still reading it read half of the new one and failed)."""
         self.path = Path(path)
         if not self.path.is_file():
             raise CatalogMissing(self.path)
@@ -95,6 +104,8 @@ class Catalog:
         self.embedder = embedder
         self.excluded = frozenset(exclude_mashups)
         self._load()
+        if held:
+            self._hold()
 
     def __repr__(self):
         return (
@@ -148,6 +159,27 @@ class Catalog:
                 self._history[api_id].append(mashup_id)
         self._load_co_usage()
         self._vectors = {kind: self._load_vectors(kind) for kind in KINDS}
+
+    def _hold(self) -> None:
+        """What is still read from the file after _load, the lexical index (items_fts), copied into memory, and the
+        fingerprint computed; the file's connection closed. For 16,469 items: 14 MB of memory (the file is 82 MB) and
+        0.2 s more to open; a catalogue whose BM25 index answers (bm25.FROM_ITEMS items) opens that instead."""
+        try:
+            self.fingerprint  # noqa: B018 (computed now, where a catalogue predates recorded fingerprints)
+            if self._bm25() is None:
+                memory = sqlite3.connect("file::memory:", uri=True, check_same_thread=False)
+                memory.execute("attach database ? as file", [f"{self.path.resolve().as_uri()}?mode=ro"])
+                (table,) = memory.execute("select sql from file.sqlite_master where name = 'items_fts'").fetchone()
+                memory.execute(table.replace("items_fts", "main.items_fts", 1))
+                memory.execute(
+                    "insert into main.items_fts (rowid, name, body) select rowid, name, body from file.items_fts"
+                )
+                memory.commit()
+                memory.execute("detach database file")
+                self.db.close()
+                self.db = sqlite_utils.Database(memory)
+        except sqlite3.DatabaseError as error:
+            raise NotACatalogue(self.path, str(error)) from None
 
     def _load_co_usage(self) -> None:
         counts: dict[tuple[int, int], int] = {

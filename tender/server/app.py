@@ -14,7 +14,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from mcp.server import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.exceptions import (
+    ResourceError,
+    ResourceNotFoundError,
+    ToolError,
+    UnexpectedResourceError,
+    UnexpectedToolError,
+)
+from mcp.shared.exceptions import MCPError
+from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
@@ -23,7 +31,7 @@ from pydantic import ValidationError
 
 from tender.agents.request import describe_validation_error
 from tender.errors import InputToFix
-from tender.safety import Redacting
+from tender.safety import Redacting, echo
 from tender.settings import Settings
 
 from . import resources, tools
@@ -69,6 +77,23 @@ class TenderServer(MCPServer):
                 said = describe_validation_error(cause).removeprefix("Invalid request: ")
                 raise ToolError(f"Error executing tool {name}: invalid arguments: {said}") from cause
             raise
+
+    async def read_resource(self, uri, context=None):
+        """A resource that cannot be read is told with its URI quoted short: the SDK quotes it whole, in the message
+        and its data (a 100 KB URI came back twice)."""
+        try:
+            return await super().read_resource(uri, context)
+        except ResourceError as error:
+            text = str(uri)
+            if len(text) <= URI_SHOWN:
+                raise
+            if isinstance(error, UnexpectedResourceError):
+                log.error("Reading the resource %s failed", echo(text), exc_info=error.__cause__)
+            code = INVALID_PARAMS if isinstance(error, ResourceNotFoundError) else INTERNAL_ERROR
+            raise MCPError(code, str(error).replace(text, echo(text)), data={"uri": echo(text)}) from None
+
+
+URI_SHOWN = 200  # a resource URI longer than this is quoted short in errors (a run's is under 100)
 
 
 def _untitled(schema: dict) -> dict:

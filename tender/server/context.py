@@ -47,18 +47,24 @@ class AppContext:
     _run_catalogues: RunCatalogues | None = None
     _publication: Publication | None = None
     _told: set = field(default_factory=set)  # the notes on a publication already logged
+    # Why TENDER_READER_MODEL is not used (it names no model that can be loaded): the server reads without the
+    # reader, and every plan says so, until it is fixed and the server restarted.
+    reader_off: str | None = None
 
     @classmethod
     def open(cls, settings: Settings) -> "AppContext":
         """Open the catalogue with its embedder, warm the agents up and open the runs database (blocking)."""
         runs = open_runs(settings.runs_location)  # one that cannot be opened: no history, said once in the log
         try:
-            catalog = Catalog(settings.catalog_path, embedder=settings.embedder(catalog=settings.catalog_path))
+            catalog = Catalog(
+                settings.catalog_path, embedder=settings.embedder(catalog=settings.catalog_path), held=True
+            )
         except CatalogError as error:
             log.warning("%s The server starts anyway; its tools will say so.", error)
             return cls(settings=settings, runs=runs, missing=error)
         identity = file_version(catalog.path)
         app = cls(settings=settings, runs=runs, catalog=catalog, catalog_identity=identity)
+        app.reader_off = reader_problem(settings)
         app.tender().warm_up()
         app._publication = Publication(catalog.path, identity, app._load)
         one_thread_each()
@@ -119,7 +125,7 @@ class AppContext:
         from tender.agents.service import Tender
 
         embedder = self.catalog.embedder if self.catalog is not None else self.settings.embedder(catalog=path)
-        catalog = Catalog(path, embedder=embedder)
+        catalog = Catalog(path, embedder=embedder, held=True)
         tender = Tender(catalog, **self._reasoners(catalog, "offline", "offline"))
         tender.warm_up()
         return catalog, tender
@@ -183,7 +189,7 @@ class AppContext:
         from tender.agents.service import scorer_for
 
         built = build_reasoners(manager, contractors, llm_settings(self.settings))
-        reader = self.settings.reader()
+        reader = None if self.reader_off else self.settings.reader()
         scorer = scorer_for(self.settings.ranking_model_path, catalog, reader)
         return {"manager": built[0], "contractors": built[1], "scorer": scorer, "reader": reader}
 
@@ -195,6 +201,26 @@ class AppContext:
         if self.catalog is not None:
             self.catalog.close()
         self.runs.close()
+
+
+def reader_problem(settings: Settings) -> str | None:
+    """Why the reader (TENDER_READER_MODEL) cannot be used (no model it can load, or no ranking model fitted on its
+    vectors), said once in the log at start; None where it can, or none is set. A server is not refused for it: it
+    serves as without the setting, each plan noting it."""
+    from tender.agents.service import ranking_model
+
+    try:
+        reader = settings.reader()
+        if reader is not None:  # and the ranking model fitted on its vectors, which scores what it reads
+            ranking_model(settings.ranking_model_path, reader.embedder)
+    except TenderError as error:
+        log.warning(
+            "%s The server starts without the reader: the catalogue's encoder reads each shortlist (every plan "
+            "says so) until it is fixed and the server restarted.",
+            error,
+        )
+        return f"This server's reader is off ({error}); the catalogue's encoder read this plan's shortlists."
+    return None
 
 
 class SharedApp:

@@ -8,10 +8,14 @@ from typing import Annotated
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
-from mcp.types import Completion, PromptReference, ResourceTemplateReference
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, Completion, PromptReference, ResourceTemplateReference
 from pydantic import Field
 
 from tender.agents.form import FORMS
+from tender.agents.request import MAX_NEED_CHARS, MAX_NEEDS, MAX_REQUIREMENT_CHARS
+from tender.answers.lookup import MAX_QUERY_CHARS
+from tender.safety import echo
 
 from tender.catalog import ApiNotFound, TenderError
 
@@ -85,7 +89,7 @@ def register(server, shared: SharedApp) -> None:
     def transcript(run_id: str, page: str, ctx: Context) -> str:
         with readable():
             if not page.isdigit():
-                raise UnknownTranscriptPage(f"{page!r} is not a page number; pages count from 1.")
+                raise UnknownTranscriptPage(f"{echo(page)} is not a page number; pages count from 1.")
             return compact(transcript_page(app_of(ctx).runs.entry(run_id), int(page)))
 
     @server.prompt(title="Find the MCP servers or web APIs a request needs, and how to set them up")
@@ -129,7 +133,16 @@ def register(server, shared: SharedApp) -> None:
         """Walk the assistant from the request to its needs, a recommendation, and a configuration to paste."""
         chosen = kind.strip()
         if chosen and chosen not in FORMS:
-            raise ValueError(f"kind {kind!r} is not one of {', '.join(FORMS)}")
+            raise MCPError(INVALID_PARAMS, f"kind {echo(kind)} is not one of {', '.join(FORMS)}")
+        for what, text, most in (
+            ("requirement", requirement, MAX_REQUIREMENT_CHARS),
+            ("category", category, MAX_QUERY_CHARS),
+            ("needs", needs, MAX_NEEDS * (MAX_NEED_CHARS + 1)),
+        ):
+            if len(text) > most:  # the prompt quotes what it is given: never more than a request may hold
+                raise MCPError(
+                    INVALID_PARAMS, f"the {what} argument is {len(text):,} characters long; give at most {most:,}"
+                )
         extra = f', required_categories ["{category.strip()}"]' if category.strip() else ""
         stated = [n.strip() for n in re.split(r"[;\n]", needs) if n.strip()]
         extra += (

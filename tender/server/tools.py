@@ -246,6 +246,8 @@ async def _recommend(
         if said:
             context.note(said)
         run = tender.recommend(request, context)
+        if app.reader_off:
+            run.plan.notes.append(app.reader_off)
         if rebuilt := app.rebuilt(tender.catalog):
             run.plan.notes.append(rebuilt)
         # the catalogue the run was made on, whatever is published meanwhile

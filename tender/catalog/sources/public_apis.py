@@ -21,9 +21,52 @@ URL = "https://raw.githubusercontent.com/public-apis/public-apis/master/README.m
 COLUMNS = ["api", "description", "auth", "https", "cors"]
 MAX_BYTES = 8 << 20  # the README is 240 KB
 MAX_DESCRIPTION = 2000
-_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
-_SEPARATOR = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
-_LINK = re.compile(r"^\[(?P<name>.+?)\]\(\s*(?P<link>[^)\s]+)\s*\)$")
+# The Markdown is read by hand, in one pass over each line: the patterns this replaced backtracked, and a hostile
+# file took cubic time on a heading line (a 3 KB one: 35 s) and quadratic time on a separator line or a link cell.
+
+
+def heading(line: str) -> str | None:
+    """The title of a `#` to `######` heading line (its closing #s and blanks left out), None for another line:
+    what `^#{1,6}\\s+(.*?)\\s*#*\\s*$` matched."""
+    level = len(line) - len(line.lstrip("#"))
+    if not 1 <= level <= 6 or level == len(line) or not line[level].isspace():
+        return None
+    return line[level:].strip().rstrip("#").rstrip()
+
+
+def is_separator(line: str) -> bool:
+    """Whether a line is a table's separator row (`|---|:---:|`, outer pipes optional)."""
+    text = line.strip()
+    text = text[1:] if text.startswith("|") else text
+    text = text[:-1] if text.endswith("|") else text
+    for cell in text.split("|"):
+        dashes = cell.strip()
+        dashes = dashes[1:] if dashes.startswith(":") else dashes
+        dashes = dashes[:-1] if dashes.endswith(":") else dashes
+        if len(dashes) < 3 or dashes.strip("-"):
+            return False
+    return True
+
+
+def link_of(cell: str) -> tuple[str, str] | None:
+    """(name, link) of a `[name](link)` cell, None for another: what `^\\[(.+?)\\]\\(\\s*([^)\\s]+)\\s*\\)$` matched
+    (the name up to the first `](` after which a link follows alone)."""
+    if not (cell.startswith("[") and cell.endswith(")")):
+        return None
+    body = cell[:-1]
+    end = len(body.rstrip())
+    start = end  # the link is a run of characters other than `)` and blanks, ending the cell
+    while start > 0 and body[start - 1] != ")" and not body[start - 1].isspace():
+        start -= 1
+    if start == end:
+        return None
+    before = len(body[:start].rstrip())
+    if before < start and before >= 4 and body[before - 2 : before] == "](":  # `[name](  link)`
+        return cell[1 : before - 2], body[start:end]
+    bracket = body.find("](", max(start, 2))  # `[name](link)`: the first `](` with a name before it
+    if bracket < 0 or bracket + 2 >= end:
+        return None
+    return cell[1:bracket], body[bracket + 2 : end]
 
 
 def cells(line: str) -> list[str]:
@@ -45,6 +88,7 @@ def auth_of(cell: str) -> str | None:
 def parse(text: str, origin: str) -> tuple[list[Api], dict[str, int], list[str]]:
     """The directory's APIs, what was read and left out (by reason), and the sections read."""
     items: dict[tuple[str, str], Api] = {}
+    more: dict[tuple[str, str], dict[str, None]] = {}  # the other headings an item is listed under
     counts = {"rows": 0, "without a link": 0, "malformed": 0, "listed again": 0, "tables of other columns": 0}
     sections: list[str] = []
     section = ""
@@ -52,12 +96,12 @@ def parse(text: str, origin: str) -> tuple[list[Api], dict[str, int], list[str]]
     n = 0
     while n < len(lines):
         line = lines[n]
-        heading = _HEADING.match(line)
-        if heading:
-            section = heading.group(1).strip()
+        title = heading(line)
+        if title is not None:
+            section = title
             n += 1
             continue
-        is_table = "|" in line and n + 1 < len(lines) and _SEPARATOR.match(lines[n + 1].strip())
+        is_table = "|" in line and n + 1 < len(lines) and is_separator(lines[n + 1])
         if not is_table:
             n += 1
             continue
@@ -78,17 +122,15 @@ def parse(text: str, origin: str) -> tuple[list[Api], dict[str, int], list[str]]
                 counts["malformed"] += 1
                 continue
             name_cell, description, auth, https, cors = found[: len(COLUMNS)]
-            link = _LINK.match(name_cell)
-            if not link or not is_url(link.group("link")):
+            link = link_of(name_cell)
+            if not link or not is_url(link[1]):
                 counts["without a link"] += 1
                 continue
-            name, url = link.group("name").strip(), link.group("link")
+            name, url = link[0].strip(), link[1]
             key = (name.casefold(), url)
             if key in items:
                 counts["listed again"] += 1
-                known = items[key]
-                if section not in known.categories:
-                    items[key] = known.model_copy(update={"categories": [*known.categories, section]})
+                more.setdefault(key, {})[section] = None
                 continue
             status, said = status_from_description(description)
             items[key] = Api(
@@ -110,6 +152,9 @@ def parse(text: str, origin: str) -> tuple[list[Api], dict[str, int], list[str]]
                     "cors": cors.strip().strip("`").casefold() if cors.strip() else "unknown",
                 },
             )
+    for key, categories in more.items():  # an API under several headings: one item of each category, in order
+        api = items[key]
+        items[key] = api.model_copy(update={"categories": list(dict.fromkeys([*api.categories, *categories]))})
     return list(items.values()), counts, sections
 
 
