@@ -17,8 +17,12 @@ INPUT_TO_FIX = {
         ["--apis", "MISSING", "--no-mashups", "--db", "OUT"],
         ["--public-apis", "MISSING", "--db", "OUT"],
         ["--mcp-registry", "MISSING", "--db", "OUT"],
+        ["--toolsdk", "MISSING", "--db", "OUT"],
+        ["--harvest", "MISSING", "--mcp-registry", "MISSING", "--db", "OUT"],
     ],
     "catalog list-tools": [[], ["--mcp", "ghost=/no/such/server"]],
+    # a harvest runs other people's code: never without saying so; and never on a catalogue that is not there
+    "catalog harvest": [["--out", "OUT"], ["--out", "OUT", "--db", "MISSING", "--run-third-party-code"]],
     "catalog info": [["--db", "MISSING"], ["--db", "JUNK"]],
     "catalog read-ahead": [[]],  # no TENDER_READER_MODEL set
     "catalog search": [["maps", "--db", "MISSING"], ["maps", "--db", "JUNK"], ["maps", "--category", "Mapin"]],
