@@ -392,7 +392,7 @@ def catalog_harvest(settings: Settings, db_path, out, all_servers, limit, jobs, 
     `tender catalog build --harvest FILE`.
 
     Each server runs with no secrets (PATH and a throwaway HOME only), in a throwaway folder, within --timeout and
-    4 GB of address space; images and remote endpoints are not started. Nothing else in Tender starts a
+    4 GB of memory; images and remote endpoints are not started. Nothing else in Tender starts a
     catalogue's server: this runs third-party code, so it asks for --run-third-party-code.
 
     \b

@@ -51,7 +51,7 @@ def placeholder_for(name: str) -> str:
     return PLACEHOLDER
 
 
-MEMORY_BYTES = 4 * 1024**3  # the address space a started server may take (node reserves much it never uses)
+MEMORY_BYTES = 4 * 1024**3  # the memory a started server may write to (RLIMIT_DATA, launcher.py)
 _ASKS = re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+|[A-Z]{3,}[0-9]*_?KEY|[A-Z]{3,}_TOKEN)\b")
 _ASKING_WORDS = re.compile(r"required|missing|must be set|not set|is not defined|provide|environment variable", re.I)
 

@@ -13,12 +13,13 @@ MARK = "[tender launcher]"
 
 
 def _limited() -> None:
-    """The address space a server may take, where TENDER_LAUNCH_LIMIT_AS names one (a harvest's bound)."""
+    """The memory a server may write to, where TENDER_LAUNCH_LIMIT_AS names it (a harvest's bound): its data
+    limit, not its address space, which node reserves by the gigabyte for WebAssembly without using it."""
     limit = os.environ.get("TENDER_LAUNCH_LIMIT_AS", "")
     if limit.isdigit():
         import resource
 
-        resource.setrlimit(resource.RLIMIT_AS, (int(limit), int(limit)))
+        resource.setrlimit(resource.RLIMIT_DATA, (int(limit), int(limit)))
 
 
 def main(argv: list[str]) -> int:
