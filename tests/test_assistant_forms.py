@@ -1,0 +1,140 @@
+"""The form a need is served in (issue: plans an assistant can install). An ability for the assistant itself is served
+by an MCP server it can install, a part of an app by a web API: given as `kind`, or read from the request per need;
+where the catalogue holds both forms a need takes only its own, a tool's match is its server's, and a need only the
+other form serves is unserved, naming it. A catalogue of one form is served as before."""
+
+import pytest
+
+from tender.agents.form import read_forms
+from tender.agents.request import Request
+from tender.agents.service import Tender
+from tender.catalog import Catalog
+from tender.catalog.build import build_from_sources
+from tender.catalog.install import package
+from tender.catalog.records import Api
+from tender.catalog.servers import Server, Tool, items_of
+from tender.catalog.sources.base import Loaded, SourceInfo
+
+
+def web_api(name: str, description: str, category: str) -> Api:
+    return Api(
+        id=0,
+        name=name,
+        kind="api",
+        provider=name,
+        categories=[category],
+        description=description,
+        details={"refs": [f"public-apis:{name}"], "auth": "apiKey", "https": True, "cors": "no"},
+    )
+
+
+def server(key: str, title: str, description: str, tools: list[tuple[str, str]] = (), **extra) -> list[Api]:
+    record = Server(
+        ref=f"toolsdk:{key}",
+        namespace=key,
+        title=title,
+        description=description,
+        source="fixture",
+        routes=[package("npm", key, "1.0.0")],
+        tools=[Tool(name=n, description=d) for n, d in tools],
+        status="active",
+        **extra,
+    )
+    return items_of(record)
+
+
+ITEMS = [
+    web_api("Google Calendar", "Read and write events of Google Calendar calendars", "Calendar"),
+    web_api("Todoist", "Create and complete tasks and projects in Todoist", "Productivity"),
+    web_api("Spotify", "Play music, search songs and playlists on Spotify", "Music"),
+    web_api("OpenWeatherMap", "Current weather and forecasts for any city", "Weather"),
+    *server(
+        "google-calendar-mcp",
+        "Google Calendar MCP",
+        "Google Calendar events for your assistant",
+        [("list_events", "List the events of a Google Calendar"), ("create_event", "Create a calendar event")],
+    ),
+    *server("todo-helper", "Todo Helper", "Helps with things", [("create_task", "Create a task in Todoist")]),
+    *server("weather-mcp", "Weather MCP", "Weather forecasts for a city, for assistants"),
+    *server("awesome-mcp", "Awesome MCP", "A list of servers: calendar, tasks, weather, music and more"),
+]
+
+
+@pytest.fixture(scope="module")
+def tender(tmp_path_factory, embedder):
+    path = tmp_path_factory.mktemp("mixed") / "mixed.db"
+    build_from_sources([Loaded(info=SourceInfo(kind="fixture", name="fixture"), apis=ITEMS)], path, embedder)
+    return Tender(Catalog(path, embedder=embedder))
+
+
+def kinds(tender: Tender, plan) -> set[str]:
+    return {tender.catalog.get_api(a.api_id).kind for a in plan.apis}
+
+
+def test_an_assistant_s_abilities_are_served_by_servers_it_can_install(tender):
+    plan = tender.recommend(Request.create("let Claude read my Google Calendar and make Todoist tasks")).plan
+    assert plan.apis and kinds(tender, plan) == {"server"}
+    assert [s.form for s in plan.steps] == ["mcp_server"] * len(plan.steps)
+    assert any("Read as an ability for the assistant" in n and "'Claude'" in n for n in plan.notes), plan.notes
+    assert "Todo Helper (todo-helper)" in [a.name for a in plan.apis]  # found by its tool, awarded as its server
+
+
+def test_a_part_of_an_app_is_served_by_web_apis(tender):
+    plan = tender.recommend(Request.create("a website that shows my Google Calendar events")).plan
+    assert plan.apis and kinds(tender, plan) == {"api"}
+    assert any("a part of an app" in n for n in plan.notes)
+
+
+def test_the_kind_given_overrides_what_the_words_say(tender):
+    plan = tender.recommend(Request.create("let Claude read my Google Calendar", kind="web_api")).plan
+    assert kinds(tender, plan) == {"api"} and any("kind=web_api" in n for n in plan.notes)
+    anything = tender.recommend(Request.create("let Claude read my Google Calendar", kind="any")).plan
+    assert anything.apis and all(s.form == "any" for s in anything.steps)
+
+
+def test_a_need_only_a_web_api_serves_is_unserved_for_an_assistant_and_names_the_api(tender):
+    plan = tender.recommend(Request.create("let Claude play songs on Spotify")).plan
+    step = plan.steps[0]
+    assert step.status.value == "unserved" and not plan.apis
+    assert step.other_form is not None and step.other_form.api_name == "Spotify"
+    assert step.reason.startswith("no MCP server for this in the catalogue; Spotify is its web API")
+
+
+def test_lists_of_servers_take_no_need_unless_asked(tender):
+    everywhere = tender.recommend(Request.create("give my assistant calendar, tasks, weather and music")).plan
+    assert "Awesome MCP (awesome-mcp)" not in [a.name for a in everywhere.apis]
+    for candidate in everywhere.stages.candidates:
+        assert tender.catalog.get_api(candidate).name != "Awesome MCP (awesome-mcp)"
+
+
+def test_in_a_catalogue_of_one_form_the_form_chooses_nothing(catalog_path, embedder):
+    tender = Tender(Catalog(catalog_path, embedder=embedder))  # ProgrammableWeb's web APIs only
+    plan = tender.recommend(Request.create("Claude: show nearby restaurants on a map with their reviews")).plan
+    assert plan.apis and not any("MCP servers" in n for n in plan.notes)
+
+
+@pytest.mark.parametrize(
+    "requirement, needs, forms",
+    [
+        (
+            "let Claude read my calendar and make tasks",
+            ["let Claude read my calendar", "make tasks"],
+            ["mcp_server", "mcp_server"],
+        ),
+        (
+            "Build a site that shows the weather, and let my agent manage its GitHub repo",
+            ["shows the weather", "manage its GitHub repo"],
+            ["web_api", "mcp_server"],
+        ),
+        ("a dashboard of stock prices", ["stock prices"], ["web_api"]),
+        ("stock prices and news", ["stock prices", "news"], ["any", "any"]),
+        # needs the caller phrased itself take the form of the clause they are about, or their own words
+        (
+            "Claude should go through my Sentry issues, and the clinic app we're building must show appointments",
+            ["read Sentry issues", "appointments API for the app"],
+            ["mcp_server", "web_api"],
+        ),
+    ],
+)
+def test_forms_are_read_per_need(requirement, needs, forms):
+    assert read_forms(requirement, needs).forms == forms
