@@ -87,7 +87,8 @@ $(LLM_VENV)/.installed:
 	touch $@
 
 # Real MCP servers for the catalogue-source tests (tests/test_catalog_sources_mcp.py): three from npm into
-# .mcp-servers/, two from PyPI into their own venv (they pin an older mcp than Tender's). Only their tool
+# .mcp-servers/, two from PyPI into their own venv (they pin an older mcp than Tender's), with uv, whose uvx
+# starts a PyPI server as a plan's configuration writes it (tests/test_configurations_start.py). Only their tool
 # listings are used; the tests skip, saying why, where these cannot be installed.
 MCP_VENV := .venv-mcp
 .PHONY: mcp-servers
@@ -100,5 +101,5 @@ mcp-servers: .mcp-servers/.installed $(MCP_VENV)/.installed
 
 $(MCP_VENV)/.installed:
 	$(PY) -m venv $(MCP_VENV)
-	$(MCP_VENV)/bin/pip install --quiet mcp-server-time mcp-server-fetch
+	$(MCP_VENV)/bin/pip install --quiet mcp-server-time mcp-server-fetch uv
 	touch $@

@@ -779,6 +779,12 @@ def read_requirement(requirement: str) -> str:
     "plan, instead of Tender's own reading of the requirement.",
 )
 @click.option(
+    "--kind",
+    type=click.Choice(["mcp_server", "web_api", "any"]),
+    help="What serves the needs: mcp_server (abilities for your assistant: MCP servers to install), web_api (an "
+    "app's web APIs) or any. Default: read from the requirement, per need (the plan says what it read).",
+)
+@click.option(
     "--protocol",
     type=click.Choice(list(PROTOCOLS)),
     default=DEFAULT_PROTOCOL,
@@ -840,6 +846,7 @@ def recommend(
     settings: Settings,
     requirement,
     needs,
+    kind,
     protocol,
     organisation,
     max_apis,
@@ -853,12 +860,14 @@ def recommend(
     as_json,
     **kwargs,
 ):
-    """Recommend the APIs a composite service needs, as a plan. REQUIREMENT is the app in plain words, or -
-    to read it from standard input. Every run is kept in the runs database: `tender runs list` shows them,
+    """Recommend the MCP servers or web APIs a request needs, as a plan. REQUIREMENT is the request in plain
+    words, or - to read it from standard input. A plan of MCP servers ends with their configuration for Claude
+    Desktop, Cursor, VS Code and Claude Code. Every run is kept in the runs database: `tender runs list` shows them,
     `tender explain RUN_ID` tells the bidding behind one.
 
     \b
     Examples:
+        tender recommend "let Claude read my Google Calendar and make Todoist tasks"
         tender recommend "a site that shows nearby restaurants on a map with their reviews"
         tender recommend "restaurants near me" --need "find nearby restaurants" --need "show them on a map"
         tender recommend "share photos with friends" --protocol contractor-led --max-apis 2 --json
@@ -873,6 +882,7 @@ def recommend(
     request = Request.create(
         read_requirement(requirement),
         needs=list(needs) or None,
+        kind=kind,
         protocol=protocol,
         organisation=organisation,
         routing=routing,

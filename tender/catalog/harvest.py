@@ -179,7 +179,8 @@ def _path() -> str:
 
 def sandbox_env(home: Path, caches: Path) -> dict[str, str]:
     """What a started server sees: PATH, a throwaway HOME, shared package caches, no secret of the caller's."""
-    return {
+    machine = {k: os.environ[k] for k in ("SSL_CERT_FILE", "SSL_CERT_DIR") if k in os.environ}
+    return machine | {
         "PATH": _path(),
         "HOME": str(home),
         "TMPDIR": str(home),
@@ -191,6 +192,7 @@ def sandbox_env(home: Path, caches: Path) -> dict[str, str]:
         "npm_config_audit": "false",
         "UV_CACHE_DIR": str(caches / "uv"),
         "UV_NO_PROGRESS": "1",
+        "UV_NATIVE_TLS": "1",  # the machine's certificates, as pip and npm use them (a company's CA among them)
         "NO_COLOR": "1",
         "TENDER_LAUNCH_LIMIT_AS": str(MEMORY_BYTES),
     }

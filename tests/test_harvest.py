@@ -1,0 +1,128 @@
+"""A harvest starts a catalogue's servers from their routes and records what each lists (issue: plans an assistant
+can install). Here `npx` is a script on PATH that starts a small real MCP server (tests/mcp_servers/paged.py) and
+the package registries' answers are given: what is tested is what Tender runs, with what, and what it keeps."""
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from tender.catalog import harvest as harvesting
+from tender.catalog.harvest import PLACEHOLDER, Facts, Target, apply_harvest, harvest, read_harvest, targets
+from tender.catalog.install import package
+from tender.catalog.servers import Server, items_of, routes_of
+
+PAGED = Path(__file__).resolve().parent / "mcp_servers" / "paged.py"
+REPOSITORY = "https://github.com/example/shop-mcp"
+
+
+@pytest.fixture
+def fake_npx(tmp_path, monkeypatch):
+    """`npx` that notes how it was called and with which environment, refuses to start without SHOP_API_KEY when
+    asked to, and otherwise serves the paged shop server."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    calls = tmp_path / "calls.jsonl"
+    script = folder / "npx"
+    script.write_text(
+        f"""#!{sys.executable}
+import json, os, sys
+with open({str(calls)!r}, "a") as out:
+    out.write(json.dumps({{"args": sys.argv[1:], "env": dict(os.environ), "cwd": os.getcwd()}}) + "\\n")
+if "needs-key" in " ".join(sys.argv) and not os.environ.get("SHOP_API_KEY"):
+    print("Error: SHOP_API_KEY is required but not set", file=sys.stderr)
+    sys.exit(1)
+os.execv({sys.executable!r}, [{sys.executable!r}, {str(PAGED)!r}])
+"""
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("MY_SECRET_TOKEN", "hunter2")  # the caller's: a started server never sees it
+
+    def facts(route, fetcher):
+        if route.identifier == "someone-elses":
+            return Facts(frozenset({"1.0.0"}), "1.0.0", ("https://github.com/another/project",))
+        return Facts(frozenset({"2.0.0", "2.1.0"}), "2.1.0", (f"git+{REPOSITORY}.git",))
+
+    monkeypatch.setattr(harvesting, "package_facts", facts)
+    return lambda: [json.loads(line) for line in calls.read_text().splitlines()] if calls.exists() else []
+
+
+def shop(key: str, version: str = "", env=()) -> Server:
+    return Server(
+        ref=f"toolsdk:{key}",
+        namespace=key,
+        title="Shop",
+        description="Invoices and refunds for a shop",
+        source="fixture",
+        repository=REPOSITORY,
+        routes=[package("npm", key, version, env=list(env))],
+    )
+
+
+def test_a_server_is_started_with_no_secret_in_a_throwaway_folder_and_its_tools_kept(fake_npx, tmp_path):
+    out = tmp_path / "harvest.jsonl"
+    found = targets(items_of(shop("shop-mcp", "2.0.0")))
+    assert harvest(found, out, timeout=60, jobs=1) == 1
+    [record] = read_harvest(out)
+    assert record.started and [t.name for t in record.tools] == [
+        "send_invoice",
+        "refund_payment",
+        "list_customers",
+        "create_coupon",
+        "ship_order",
+    ]
+    assert record.version == "2.0.0"  # the source's pin, which the registry has
+    [call] = fake_npx()
+    assert call["args"] == ["-y", "shop-mcp@2.0.0"]
+    assert "MY_SECRET_TOKEN" not in call["env"] and call["env"]["HOME"] == call["cwd"] != str(Path.home())
+    assert harvest(found, out, timeout=60, jobs=1) == 0  # a harvest resumes: what is in the file is not run again
+
+
+def test_a_pin_the_registry_lacks_is_run_at_its_latest_and_the_route_pinned_to_what_ran(fake_npx, tmp_path):
+    out = tmp_path / "harvest.jsonl"
+    items = items_of(shop("shop-mcp", "0.0.46"))
+    harvest(targets(items), out, timeout=60, jobs=1)
+    [record] = read_harvest(out)
+    assert record.started and record.version == "2.1.0" and "pins 0.0.46" in record.error
+    server, *tools = apply_harvest(items, [record])
+    assert [r.args for r in routes_of(server.details)] == [["-y", "shop-mcp@2.1.0"]]
+    assert server.details["harvest"]["started"] and server.details["tools_from"].startswith("it was started here on")
+    assert [t.tool for t in tools][:2] == ["send_invoice", "refund_payment"]
+    assert all(t.details["of_server"] == server.provider for t in tools)
+
+
+def test_a_server_that_asks_for_a_setting_gets_a_placeholder_never_a_secret(fake_npx, tmp_path):
+    out = tmp_path / "harvest.jsonl"
+    harvest(targets(items_of(shop("needs-key"))), out, timeout=60, jobs=1)
+    [record] = read_harvest(out)
+    assert record.started and record.asked_for == ["SHOP_API_KEY"]
+    first, second = fake_npx()
+    assert "SHOP_API_KEY" not in first["env"] and second["env"]["SHOP_API_KEY"] == PLACEHOLDER
+
+
+def test_a_package_of_another_project_is_never_run_and_its_route_dropped(fake_npx, tmp_path):
+    out = tmp_path / "harvest.jsonl"
+    items = items_of(shop("someone-elses", "1.0.0"))
+    harvest(targets(items), out, timeout=60, jobs=1)
+    [record] = read_harvest(out)
+    assert not record.started and record.not_its_package and "another project" in record.error
+    assert fake_npx() == []
+    [server] = apply_harvest(items, [record])
+    assert routes_of(server.details) == [] and "another project" in server.details["install_refused"][-1]
+
+
+def test_a_server_that_never_answers_costs_its_timeout(tmp_path, monkeypatch):
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "npx").write_text(f"#!{sys.executable}\nimport time\ntime.sleep(60)\n")
+    (folder / "npx").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(harvesting, "package_facts", lambda r, f: Facts(frozenset({"1.0.0"}), "1.0.0", ()))
+    out = tmp_path / "harvest.jsonl"
+    harvest([Target(refs=["toolsdk:slow"], route=package("npm", "slow", "1.0.0"))], out, timeout=2, jobs=1)
+    [record] = read_harvest(out)
+    assert not record.started and "within 2 s" in record.error
