@@ -237,3 +237,39 @@ def test_registry_fields_are_capped(tmp_path, embedder):
     config = plan_client_config(SimpleNamespace(apis=[SimpleNamespace(api_id=catalog.api_ids()[0])]), catalog)  # type: ignore[arg-type]
     assert config is not None and len(json.dumps(config.model_dump())) < 16_000
     assert install_line(route).startswith("run: npx -y left-pad@1.0.0 (stdio); env: VAR_0, ")
+
+
+async def test_an_answer_awarding_the_heaviest_records_keeps_within_its_budget_and_says_what_it_left_out(
+    tmp_path, embedder
+):
+    from mcp import Client
+
+    from tender.answers.budget import RESULT_BYTES
+    from tender.server.app import build_server
+    from tender.settings import Settings
+
+    jobs = ["sends invoices", "books couriers", "refunds payments"]
+    heavy = []
+    for i, job in enumerate(jobs):
+        item = record(
+            f"io.heavy/server-{i}",
+            npm(
+                f"heavy-{i}",
+                packageArguments=[{"type": "named", "name": f"--f{j}", "value": "v" * 290} for j in range(24)],
+                environmentVariables=[{"name": f"VAR_{j}", "description": "d" * 3_000} for j in range(40)],
+            ),
+        )
+        item["server"]["description"] = f"heavy server that {job} " + "x" * 50_000
+        heavy.append(item)
+    (tmp_path / "heavy.jsonl").write_text("".join(json.dumps(r) + "\n" for r in heavy))
+    build_from_sources([load_registry(tmp_path / "heavy.jsonl")], tmp_path / "c.db", embedder)
+    settings = Settings(catalog_path=tmp_path / "c.db", runs_path=tmp_path / "runs.db", embedding_model="hashing")
+    async with Client(build_server(settings)) as client:
+        result = await client.call_tool(
+            "recommend_apis", {"requirement": "invoices, couriers and refunds", "needs": jobs, "kind": "mcp_server"}
+        )
+    plan = json.loads(result.content[0].text)
+    assert len(plan["apis"]) == 3
+    assert 2 * len(result.content[0].text.encode()) <= RESULT_BYTES
+    configured = plan["client_config"]["claude_desktop"]["mcpServers"]
+    assert 1 <= len(configured) < 3 and any("leaves out" in n and "get_api" in n for n in plan["notes"])

@@ -243,7 +243,9 @@ def recommendation(run: Run, catalog: Catalog | None = None, detail: Detail = "s
         ]
         result = result.model_copy(update=dict(functions=functions))
     if result_bytes(result) > RESULT_BYTES - 400 and result.client_config:
-        result = result.model_copy(update=dict(client_config=_fitted_config(result.client_config, result)))
+        fitted = _fitted_config(result.client_config, result)
+        note = _config_note(result.client_config, fitted)
+        result = result.model_copy(update=dict(client_config=fitted, notes=[*result.notes, *([note] if note else [])]))
     kept = fitting(functions, lambda shown: result.model_copy(update=dict(functions=list(shown))), RESULT_BYTES - 400)
     if kept < len(functions):
         rest = functions[kept:]
@@ -256,13 +258,45 @@ def recommendation(run: Run, catalog: Catalog | None = None, detail: Detail = "s
 
 
 def _fitted_config(config: dict, result: Recommendation) -> dict | None:
-    """A client configuration cut to fit the answer: the variables' descriptions first, then the clients but
-    Claude Desktop's, then none (each server's card, get_api, has its route)."""
+    """A client configuration cut to fit the answer: the variables' descriptions first, then every client but
+    Claude Desktop's, then the servers from the last (each server's card, get_api, has its route whole); the
+    answer's notes say what was left out."""
     lighter = {**config, "variables": [{**v, "description": ""} for v in config.get("variables", [])]}
-    for candidate in (lighter, {k: lighter[k] for k in ("claude_desktop", "variables") if k in lighter}):
-        if result_bytes(result.model_copy(update=dict(client_config=candidate))) <= RESULT_BYTES - 400:
+    desktop = {k: lighter[k] for k in ("claude_desktop", "variables") if k in lighter}
+    servers = list(desktop.get("claude_desktop", {}).get("mcpServers", {}))
+
+    def fits(candidate: dict) -> bool:
+        return result_bytes(result.model_copy(update=dict(client_config=candidate))) <= RESULT_BYTES - 600
+
+    for candidate in (lighter, desktop):
+        if fits(candidate):
+            return candidate
+    for keep in range(len(servers) - 1, 0, -1):
+        kept = servers[:keep]
+        candidate = {
+            "claude_desktop": {"mcpServers": {k: desktop["claude_desktop"]["mcpServers"][k] for k in kept}},
+            "variables": [v for v in desktop.get("variables", []) if v.get("server") in kept],
+        }
+        if fits(candidate):
             return candidate
     return None
+
+
+def _config_note(before: dict | None, after: dict | None) -> str | None:
+    """What the answer left out of the client configuration to keep within its budget, and where it is."""
+    if before == after or before is None:
+        return None
+    left = [
+        k
+        for k in before.get("claude_desktop", {}).get("mcpServers", {})
+        if k not in (after or {}).get("claude_desktop", {}).get("mcpServers", {})
+    ]
+    if left:
+        return (
+            f"The client configuration leaves out {', '.join(left)} to keep this answer short: get_api gives each "
+            "server's route, and `tender recommend --json` the whole configuration."
+        )
+    return "The client configuration is shortened (Claude Desktop's only, without the variables' descriptions)."
 
 
 def _status(step) -> str:

@@ -206,6 +206,55 @@ TARGETS: list[Target] = [
     ),
     *_needs("mcp-suite"),
     *_needs("metatool-multi"),
+    # Plans an assistant can install: the assistant suite's test part (issue: MCP servers when the caller wants
+    # abilities)
+    Target(
+        "assistant-suite, needs given: coverage at least 0.85",
+        "assistant-suite",
+        "needs given",
+        "recall",
+        at_least=0.85,
+    ),
+    Target(
+        "assistant-suite, needs given: every need covered in at least 70%",
+        "assistant-suite",
+        "needs given",
+        "all_covered",
+        at_least=0.70,
+    ),
+    Target(
+        "assistant-suite, as written: coverage at least 0.75", "assistant-suite", "decomposed", "recall", at_least=0.75
+    ),
+    *(
+        Target(
+            f"assistant-suite, {v}: a clearly wrong item in at most 5% of plans",
+            "assistant-suite",
+            v,
+            "clearly_wrong",
+            at_most=0.05,
+        )
+        for v in ("decomposed", "needs given")
+    ),
+    *(
+        Target(
+            f"assistant-suite, {v}: nothing-fits requests answered empty in at least 3 of 4",
+            "assistant-suite",
+            v,
+            "abstained",
+            at_least=0.75,
+        )
+        for v in ("decomposed", "needs given")
+    ),
+    *(
+        Target(
+            f"assistant-suite, {v}: at least 95% of the items awarded for an assistant's needs are MCP servers",
+            "assistant-suite",
+            v,
+            "servers_share",
+            at_least=0.95,
+        )
+        for v in ("decomposed", "needs given")
+    ),
     Target("decomposition suite: need-level F1 at least 0.85", "decomposition", "", "f1", at_least=0.85),
     Target("decomposition suite: no need dropped silently", "decomposition", "", "dropped_needs", at_most=0),
     *(

@@ -89,14 +89,21 @@ class Scorer(BaseModel):
     # there: tender.evaluation's mashup datasets) history may lift an item its description does not support.
     history_lifts: bool = Field(False, exclude=True)
 
-    @model_validator(mode="after")
-    def _same_features(self):
-        if tuple(self.features) != FEATURES or len(self.weights) != len(FEATURES):
+    @model_validator(mode="before")
+    @classmethod
+    def _known_features(cls, data):
+        """A model fitted before a feature was added reads as one that gives it no weight: its scores unchanged.
+        One that names a feature this version does not extract cannot be read."""
+        if not isinstance(data, dict) or "features" not in data:
+            return data
+        features, weights = tuple(data["features"]), tuple(data.get("weights", ()))
+        if len(features) != len(weights) or not set(features) <= set(FEATURES):
             raise ValueError(
                 "the ranking model was fitted on other features than this version extracts; refit it with "
                 "`tender train ranker`"
             )
-        return self
+        given = dict(zip(features, weights))
+        return {**data, "features": FEATURES, "weights": tuple(given.get(f, 0.0) for f in FEATURES)}
 
     @classmethod
     def load(cls, path: Path | str = MODEL_FILE) -> "Scorer":
