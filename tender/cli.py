@@ -169,6 +169,12 @@ def mcp_source_options(command):
     help="A file of mashup ids (one per line) to leave out of the catalogue entirely.",
 )
 @click.option("--no-mashups", is_flag=True, help="Build without usage history (no mashups file).")
+@click.option(
+    "--demo",
+    is_flag=True,
+    help="The demo catalogue, today's: the MCP Registry seed, toolsdk's and Docker's MCP catalogues and the "
+    "public-apis directory from the shared data folder (beside TENDER_DATA's), and the harvest Tender ships.",
+)
 @mcp_source_options
 @click.option(
     "--openapi",
@@ -247,6 +253,7 @@ def catalog_build(
     db_path,
     exclude_mashups,
     no_mashups,
+    demo,
     mcp,
     mcp_config,
     mcp_timeout,
@@ -273,7 +280,8 @@ def catalog_build(
 
     \b
     Examples:
-        tender catalog build
+        tender catalog build --demo                             # today's MCP servers and web APIs
+        tender catalog build                                    # the paper's ProgrammableWeb catalogue
         tender catalog build --apis ../shared/data/programmableweb/apis_large.jsonl --db /tmp/large.db
         tender catalog build --openapi ../shared/data/openapi/docs --db openapi.db
         tender catalog build --mcp-config ~/.config/Claude/claude_desktop_config.json --db tools.db
@@ -289,6 +297,27 @@ def catalog_build(
 
     if settings.reader_model:  # said before the build, not after it installed the catalogue
         settings.model_spec(settings.reader_model, "TENDER_READER_MODEL")
+    if demo:
+        from tender.catalog.harvest import shipped_harvest
+        from tender.evaluation.catalogues import demo_sources
+        from tender.errors import DataMissing
+        from tender.evaluation.datasets import Paths
+
+        shared = settings.data_dir.parent
+        try:
+            found = demo_sources(Paths(shared))
+        except DataMissing as error:
+            raise click.UsageError(
+                f"--demo reads the MCP catalogue and public-apis snapshots beside the ProgrammableWeb data; "
+                f"{error.folder}/{error.name} is not there. Set TENDER_DATA to the programmableweb folder of the "
+                "shared data (its parent holds mcp-registry, toolsdk-mcp-registry, docker-mcp-catalog, public-apis)."
+            ) from None
+        mcp_registry = (*mcp_registry, *found["mcp_registry"])
+        public_apis = (*public_apis, *found["public_apis"])
+        toolsdk = (*toolsdk, *found["toolsdk"])
+        docker_mcp = (*docker_mcp, *found["docker_mcp"])
+        harvest_files = (*harvest_files, *([shipped] if (shipped := shipped_harvest()) else []))
+        no_mashups = True
     others = bool(openapi or mcp or mcp_config or mcp_listing or public_apis or mcp_registry or toolsdk or docker_mcp)
     if not apis_path and not others:
         apis_path = settings.data_file(

@@ -428,6 +428,15 @@ def _tool_items(server: Api, tools: list[HarvestedTool]) -> Iterator[Api]:
         )
 
 
+ASSETS = Path(__file__).with_name("assets")
+
+
+def shipped_harvest() -> Path | None:
+    """The latest harvest that ships with Tender (tender/catalog/assets/harvest-DATE.jsonl), or None."""
+    found = sorted(ASSETS.glob("harvest-*.jsonl"))
+    return found[-1] if found else None
+
+
 def harvest_source(path: Path) -> Loaded:
     """A harvest file as the build lists it among its sources (it holds no items of its own)."""
     from .sources.jsonl import file_hash
