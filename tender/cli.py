@@ -957,7 +957,8 @@ def recommend(
         from .answers.render import plan_text
 
         lines = {api_id: install_line(routes[0]) for api_id, (_, routes) in servers.items()}
-        click.echo(shown(plan_text(run.plan, run.transcript, categories=catalog.real_categories, installs=lines)))
+        text = plan_text(run.plan, run.transcript, categories=catalog.real_categories, installs=lines, catalog=catalog)
+        click.echo(shown(text))
         if config is not None:
             click.echo(shown(config_text(config)))
         if not not_kept:

@@ -273,7 +273,7 @@ class Manager:
     def _dead(self, negotiation: Negotiation, api_id: int) -> bool:
         return (
             not negotiation.request.constraints.include_deprecated
-            and self.catalog.get_api(api_id).status == "deprecated"
+            and self.catalog.get_api(api_id).gone
         )
 
     def admissible(self, negotiation: Negotiation, proposal: Propose) -> str | None:

@@ -143,7 +143,7 @@ class Tender:
         outcome = protocol.negotiate(manager, negotiation)
         for api_id in outcome.final:
             api = self.catalog.get_api(api_id)
-            if api.status == "deprecated":
+            if api.gone:
                 context.note(
                     f"{api.name} is deprecated ({api.status_source or 'by its source'}); it is in the plan because "
                     "the request included deprecated items: check that it still works."

@@ -151,19 +151,24 @@ CLOSE_CALL = 0.1
 RUNNER_UP_DOES = 60
 
 
-def runners_up(run: Run, step, catalog: Catalog | None) -> list[RunnerUp]:
-    """The step's best bids that were not awarded to it, one per item, best first; items marked gone only where the
-    request included them."""
-    awarded = {a.api_id for a in step.awarded}
+def runners_up(run: Run, step, catalog: Catalog | None, limit: int = RUNNERS_UP) -> list[RunnerUp]:
+    """The best bids that were not awarded, one per item, best first: the step's (with `step`), else the whole
+    plan's (items outside its final set); items marked gone only where the request included them. What the MCP
+    answer and the terminal both show."""
+    if step is not None:
+        awarded = {a.api_id for a in step.awarded}
+        bids = (p for p in run.transcript.of_kind("propose") if p.function_id == step.id and p.api_id not in awarded)
+    else:
+        final = {a.api_id for a in run.plan.apis}
+        bids = (p for p in run.transcript.of_kind("propose") if p.api_id not in final)
     include_dead = bool(getattr(run.plan.constraints, "include_deprecated", False))
-    bids = (p for p in run.transcript.of_kind("propose") if p.function_id == step.id and p.api_id not in awarded)
     best = best_proposals(bids)
     out = []
     for p in sorted(best.values(), key=lambda p: (-p.score, p.api_id)):
         api = _api_or_none(catalog, p.api_id)
         if catalog is not None and api is None:
             continue  # not in this catalogue
-        if api is not None and api.status == "deprecated" and not include_dead:
+        if api is not None and api.gone and not include_dead:
             continue
         line = does(api) if api is not None else ""
         out.append(
@@ -174,7 +179,7 @@ def runners_up(run: Run, step, catalog: Catalog | None) -> list[RunnerUp]:
                 confidence=round(p.score, 2),
             )
         )
-        if len(out) == RUNNERS_UP:
+        if len(out) == limit:
             break
     return out
 

@@ -3,7 +3,11 @@
 from collections.abc import Collection, Mapping
 
 from tender.agents.messages import Transcript
-from tender.agents.plan import Plan
+from tender.agents.plan import Plan, Run
+from tender.catalog import Catalog
+
+from . import brief
+from tender.catalog.records import is_gone
 from tender.safety import clean
 
 
@@ -16,6 +20,7 @@ def plan_text(
     runners_up: int = 5,
     categories: Collection[str] | None = None,
     installs: Mapping[int, str] | None = None,
+    catalog: Catalog | None = None,
 ) -> str:
     """The plan for a terminal. `categories` are the ones worth showing (Catalog.real_categories: a directory's,
     not an OpenAPI document's tags, which read as nonsense on an unrelated step); None shows every one.
@@ -37,7 +42,7 @@ def plan_text(
         if shown(step.categories):
             lines.append(f"      categories: {', '.join(shown(step.categories))}")
         for award in step.awarded:
-            dead = " DEPRECATED" if award.status == "deprecated" else ""
+            dead = " DEPRECATED" if is_gone(award.status) else ""
             lines.append(
                 f"      -> {award.api_name}{dead} (id {award.api_id}, score {award.score:.2f}): {award.rationale}"
             )
@@ -51,16 +56,16 @@ def plan_text(
             lines.append(f"     call: tool {api.tool!r} on MCP server {api.server!r}")
         if installs and api.api_id in installs:
             lines.append(f"     {installs[api.api_id]}")
-        if api.status == "deprecated":
+        if is_gone(api.status):
             lines.append(f"     DEPRECATED ({api.status_source or 'by its source'})")
         if api.link:
             lines.append(f"     {api.link}")
     if not plan.apis:
         lines.append("  (none: no contractor made an acceptable bid)")
-    others = _runners_up(plan, transcript)[:runners_up] if transcript else []
+    others = brief.runners_up(Run(plan=plan, transcript=transcript), None, catalog, runners_up) if transcript else []
     if others:  # what a reader would otherwise ask: who else bid, and how close they came
         lines += ["", "Also bid, not selected (--json shows every message):"]
-        lines += [f"  - {name} (id {api_id}) score {score:.2f}" for api_id, name, score in others]
+        lines += [f"  - {o.name} (id {o.api_id}) score {o.confidence:.2f}" for o in others]
     cost = plan.cost
     lines += [
         "",
@@ -69,12 +74,3 @@ def plan_text(
     ]
     lines += [f"Note: {note}" for note in plan.notes]
     return clean("\n".join(lines))  # an LLM's rationale is nobody's to send escape codes to a terminal
-
-
-def _runners_up(plan: Plan, transcript: Transcript) -> list[tuple[int, str, float]]:
-    chosen = {api.api_id for api in plan.apis}
-    best: dict[int, tuple[str, float]] = {}
-    for bid in transcript.of_kind("propose"):
-        if bid.api_id not in chosen and bid.score > best.get(bid.api_id, ("", -1.0))[1]:
-            best[bid.api_id] = (bid.api_name, bid.score)
-    return sorted(((api_id, name, score) for api_id, (name, score) in best.items()), key=lambda r: (-r[2], r[0]))

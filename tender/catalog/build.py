@@ -328,7 +328,7 @@ def _write(path: Path, apis: list[Api], mashups: list[Mashup], embedder: Embedde
         "dimension": str(dimension),
         "apis": str(len(apis)),
         "providers": str(len({api.provider_name for api in apis})),
-        "deprecated": str(sum(api.status == "deprecated" for api in apis)),
+        "deprecated": str(sum(api.gone for api in apis)),
         "mashups": str(len(mashups)),
         "categories": str(len(category_counts)),
         "co_usage_pairs": str(len(pairs)),

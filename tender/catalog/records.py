@@ -70,6 +70,12 @@ class Api(BaseModel):
         return self.provider or self.name
 
     @property
+    def gone(self) -> bool:
+        """Whether its source marks it deprecated or gone (archived): it takes no need unless the caller asks
+        (ranking/policy.py). The one place the status is read as that."""
+        return is_gone(self.status)
+
+    @property
     def of_server(self) -> bool:
         """A server of an MCP catalogue (a registry's, toolsdk's, Docker's) or one of the tools it lists."""
         return self.kind == "server" or (self.kind == "tool" and bool(self.details.get("of_server")))
@@ -134,6 +140,11 @@ class Api(BaseModel):
             if inputs:
                 parts.append("Inputs: " + ", ".join(inputs))
         return " ".join(p if p.endswith((".", "!", "?")) else f"{p}." for p in parts if p)
+
+
+def is_gone(status: str) -> bool:
+    """Whether a status (an item's, or an award's copy of it) marks the item deprecated or gone."""
+    return status == "deprecated"
 
 
 class Mashup(BaseModel):

@@ -265,7 +265,7 @@ def merged(records: list[tuple[Api, list[Api]]]) -> list[Api]:
     else:
         details.pop("tools_from", None)
         details.pop("tool_names", None)
-    dead = next((api for api in servers if api.status == "deprecated"), None)
+    dead = next((api for api in servers if api.gone), None)
     live = next((api for api in servers if api.status == "active"), None)
     server = lead.model_copy(
         update={

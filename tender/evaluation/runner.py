@@ -201,7 +201,7 @@ def run_job(
                     final, ranked = BASELINES[method].answer(catalog, query, needs, job.cuts.get(method, 2), vectors)
                     seconds = time.perf_counter() - started + vectors.skipped - spared  # as if it ran alone
                     answer = Answer(final=final, ranked=ranked, latency_ms=seconds * 1000)
-                dead = [a for a in answer.final if catalog.get_api(a).status == "deprecated"]
+                dead = [a for a in answer.final if catalog.get_api(a).gone]
                 servers = [a for a in answer.final if catalog.get_api(a).of_server]
                 installable = [a for a in servers if routes_of(catalog.get_api(a).details)]
                 seen = {"dead": dead, "servers": servers, "installable": installable}

@@ -24,7 +24,7 @@ def form_of(api: Api) -> str:
 
 
 def gone(api: Api) -> bool:
-    return api.status == "deprecated"
+    return api.gone
 
 
 def unfit(api: Api) -> str:

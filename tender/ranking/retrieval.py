@@ -81,7 +81,7 @@ class Ranker:
         self._dense, self._name_dense = catalog.dense_search("api"), catalog.dense_search("name")
         self._ids = np.array(self._items.ids, dtype=np.int64)
         self._item_count = len(self._ids)
-        self._deprecated = {a.id for a in catalog.apis() if a.status == "deprecated"}
+        self._deprecated = {a.id for a in catalog.apis() if a.gone}
         self._uninstallable = {a.id for a in catalog.apis() if a.kind == "server" and not routes_of(a.details)}
         self.eligibility = Eligibility(catalog.apis(), self._ids)
         # A tool of a server the catalogue lists as an item is a way to that server: its match is the server's.

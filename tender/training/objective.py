@@ -69,7 +69,7 @@ def collect(scorer: Scorer, catalogues: Catalogues, sample: int, seed: int, prog
                         functions=[s.id for s in run.plan.steps],
                         options=[Option(p.api_id, p.function_id or "", p.score) for p in proposals],
                         providers={p.api_id: catalog.get_api(p.api_id).provider_name for p in proposals},
-                        deprecated={p.api_id for p in proposals if catalog.get_api(p.api_id).status == "deprecated"},
+                        deprecated={p.api_id for p in proposals if catalog.get_api(p.api_id).gone},
                         history=data.has_history and variant.history,
                     )
                 )

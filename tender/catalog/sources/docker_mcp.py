@@ -14,6 +14,7 @@ import yaml
 from ...safety import one_line
 from .. import install
 from ..install import Arg, Refused, Variable
+from ..records import is_gone
 from ..servers import Server, Tool, archived, items_of
 from .base import Loaded, SourceInfo, mapping, read_text
 from .jsonl import file_hash
@@ -204,7 +205,7 @@ def load_docker_mcp(path: Path) -> Loaded:
     counts.update(
         servers=len(servers),
         tools=sum(len(s.tools) for s in servers),
-        archived=sum(s.status == "deprecated" for s in servers),
+        archived=sum(is_gone(s.status) for s in servers),
         **{"without install route": sum(not s.routes for s in servers)},
     )
     return Loaded(

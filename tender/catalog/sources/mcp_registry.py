@@ -567,7 +567,7 @@ def load_registry(
         if not apis and not since:
             raise SourceError(name, "lists no server to recommend (every record was left out or deleted)")
     counts.update(
-        deprecated=sum(a.status == "deprecated" for a in apis),
+        deprecated=sum(a.gone for a in apis),
         **{"without install route": sum(not a.details.get("installs") for a in apis)},
         **{"routes refused": sum(len(a.details.get("install_refused", [])) for a in apis)},
     )
