@@ -1,5 +1,6 @@
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,13 @@ from tests.fixture_data import api_rows, mashup_rows
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parent.parent
+# The caller's settings never reach a test: a user of Tender runs the tests with their TENDER_CATALOG, TENDER_HOME or
+# an LLM endpoint set, and a test that read them (or built into them) would fail, or replace their catalogue. Read
+# at import, before any test module: subprocesses the tests start inherit this environment too.
+_CALLERS = sorted(k for k in os.environ if k.startswith(("TENDER_", "OPENAI_")) and not k.startswith("TENDER_TEST_"))
+for _name in _CALLERS:
+    del os.environ[_name]
+os.environ["TENDER_HOME"] = tempfile.mkdtemp(prefix="tender-tests-home-")
 SHARED_DATA = ROOT.parent / "shared" / "data" / "programmableweb"
 
 
