@@ -271,10 +271,7 @@ class Manager:
         return proposals
 
     def _dead(self, negotiation: Negotiation, api_id: int) -> bool:
-        return (
-            not negotiation.request.constraints.include_deprecated
-            and self.catalog.get_api(api_id).gone
-        )
+        return not negotiation.request.constraints.include_deprecated and self.catalog.get_api(api_id).gone
 
     def admissible(self, negotiation: Negotiation, proposal: Propose) -> str | None:
         """Why a proposal breaks a constraint, or None."""

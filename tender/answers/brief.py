@@ -64,7 +64,7 @@ def winning_bid(transcript: Transcript, api_id: int, step_id: str | None) -> Pro
     return max(own, key=lambda m: m.score, default=None)
 
 
-def _api_or_none(catalog: Catalog | None, api_id: int):
+def api_or_none(catalog: Catalog | None, api_id: int):
     """The catalogue's item, or None where there is no catalogue or it lacks the item (a run made on another)."""
     if catalog is None:
         return None
@@ -77,7 +77,7 @@ def _api_or_none(catalog: Catalog | None, api_id: int):
 def api_choice(award: Award, bid: Propose | None, catalog: Catalog | None) -> ApiChoice:
     """An award as the assistant reads it. Catalogue fields are read with defaults: older catalogues
     (and runs made on another catalogue) lack status, link and provider."""
-    api = _api_or_none(catalog, award.api_id)
+    api = api_or_none(catalog, award.api_id)
     usage = catalog.usage_count(award.api_id) if catalog is not None and api is not None else None
     provider = getattr(api, "provider", "") or None
     return ApiChoice(
@@ -119,7 +119,7 @@ def title_note(api) -> str | None:
     others = (getattr(api, "details", None) or {}).get("same_title_as") if api is not None else None
     if not others:
         return None
-    return f"other servers share its title ({', '.join(str(o) for o in others[:3])}): check its namespace"
+    return f"titled like {', '.join(str(o) for o in others[:3])}, which it is not: check its namespace"
 
 
 def does(api) -> str:
@@ -165,7 +165,7 @@ def runners_up(run: Run, step, catalog: Catalog | None, limit: int = RUNNERS_UP)
     best = best_proposals(bids)
     out = []
     for p in sorted(best.values(), key=lambda p: (-p.score, p.api_id)):
-        api = _api_or_none(catalog, p.api_id)
+        api = api_or_none(catalog, p.api_id)
         if catalog is not None and api is None:
             continue  # not in this catalogue
         if api is not None and api.gone and not include_dead:

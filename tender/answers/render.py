@@ -7,6 +7,7 @@ from tender.agents.plan import Plan, Run
 from tender.catalog import Catalog
 
 from . import brief
+from .install import verification
 from tender.catalog.records import is_gone
 from tender.safety import clean
 
@@ -56,6 +57,13 @@ def plan_text(
             lines.append(f"     call: tool {api.tool!r} on MCP server {api.server!r}")
         if installs and api.api_id in installs:
             lines.append(f"     {installs[api.api_id]}")
+        item = brief.api_or_none(catalog, api.api_id)
+        if item is not None and item.kind == "server":
+            lines.append(f"     tools: {verification(item)}")
+        if item is not None and (said := brief.access(item)):
+            lines.append(f"     {said}")
+        if item is not None and (note := brief.title_note(item)):
+            lines.append(f"     note: {note}")
         if is_gone(api.status):
             lines.append(f"     DEPRECATED ({api.status_source or 'by its source'})")
         if api.link:

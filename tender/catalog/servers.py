@@ -377,8 +377,9 @@ def items_of(server: Server) -> list[Api]:
 
 
 def mark_shared_titles(items: list[Api]) -> None:
-    """Servers that share a title are marked, but for one whose namespace is the title's own (GitHub's "GitHub"
-    under io.github.github/...): the plan then says whose the others are not. In place (details)."""
+    """A server titled like another one whose namespace is the title's own (a record titled "GitHub" beside
+    io.github.github/github-mcp-server) is marked with the genuine one's namespace: the plan then says whose it is
+    not. Community servers sharing a title no one of them owns ("Todoist MCP") are not marked. In place (details)."""
     by_title: dict[str, list[Api]] = defaultdict(list)
     for api in items:
         if api.kind == "server":
@@ -386,15 +387,13 @@ def mark_shared_titles(items: list[Api]) -> None:
             if title:
                 by_title[title].append(api)
     for title, group in by_title.items():
-        if len(group) < 2:
-            continue
         owners = [a for a in group if title in _owner(str(a.details.get("namespace", "")))]
-        genuine = owners[0] if len(owners) == 1 else None
+        if len(group) < 2 or len(owners) != 1:
+            continue
+        genuine = owners[0]
         for api in group:
-            if api is genuine:
-                continue
-            others = [str(a.details.get("namespace")) for a in group if a is not api][:3]
-            api.details["same_title_as"] = others
+            if api is not genuine:
+                api.details["same_title_as"] = [str(genuine.details.get("namespace"))]
 
 
 def _owner(namespace: str) -> str:
