@@ -126,3 +126,36 @@ def test_a_server_that_never_answers_costs_its_timeout(tmp_path, monkeypatch):
     harvest([Target(refs=["toolsdk:slow"], route=package("npm", "slow", "1.0.0"))], out, timeout=2, jobs=1)
     [record] = read_harvest(out)
     assert not record.started and "within 2 s" in record.error
+
+
+def test_a_server_and_what_it_started_are_stopped_when_its_listing_ends(tmp_path, monkeypatch):
+    """npx starts node, uvx starts python: the harvest stops the whole process group, leaving nothing running."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    pids = tmp_path / "pids"
+    (folder / "npx").write_text(
+        f"""#!{sys.executable}
+import os, subprocess, sys
+child = subprocess.Popen([{sys.executable!r}, "-c", "import time; time.sleep(300)"])
+open({str(pids)!r}, "w").write(str(child.pid))
+os.execv({sys.executable!r}, [{sys.executable!r}, {str(PAGED)!r}])
+"""
+    )
+    (folder / "npx").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(harvesting, "package_facts", lambda r, f: Facts(frozenset({"1.0.0"}), "1.0.0", ()))
+    out = tmp_path / "harvest.jsonl"
+    harvest([Target(refs=["toolsdk:spawner"], route=package("npm", "spawner", "1.0.0"))], out, timeout=60, jobs=1)
+    assert read_harvest(out)[0].started
+    child = int(pids.read_text())
+    for _ in range(50):  # the group is signalled as the listing ends; the child goes within moments
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        import time
+
+        time.sleep(0.1)
+    else:
+        os.kill(child, 9)
+        raise AssertionError("the server's child was left running")
