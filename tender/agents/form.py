@@ -31,7 +31,8 @@ _APP = re.compile(
     r"dashboard|backend|frontend|service|platform|product|widget|plugin|extension|game|tool for (?:our|my) users)s?|"
     r"(?:i'?m|i am|we'?re|we are) (?:building|making|creating|developing|writing|designing)|"
     r"(?:build|make|create|develop|code|write) (?:an?|my|our) |web api|rest api|an api\b|apis? (?:for|to|that)|"
-    r"endpoints?|mashup|my users|our (?:users|customers|visitors))",
+    r"endpoints?|mashup|my users|our (?:users|customers|visitors)|dashboards?|websites?|web ?pages?|web apps?|"
+    r"(?:mobile|ios|android|web|react|flask|django|rails) apps?)",
     re.I,
 )
 
