@@ -10,7 +10,6 @@ Each build runs in a fresh TENDER_HOME with nothing to reuse, as a new user's fi
 import argparse
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -28,16 +27,20 @@ def folder_size(path: Path) -> int:
 
 
 def timed(command: list[str], env: dict[str, str]) -> tuple[float, int, str]:
-    """(seconds, peak memory in bytes of the command's process tree, its output's last line)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """(seconds, the command's peak resident memory in bytes, the last line it printed), by GNU time."""
+    gnu_time = shutil.which("time", path="/usr/bin:/bin") or ""
+    if not gnu_time:
+        raise SystemExit("GNU time (/usr/bin/time) is needed to measure peak memory: apt install time")
+    report = tempfile.NamedTemporaryFile(suffix=".time", delete=False)
     started = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    done = subprocess.run([gnu_time, "-f", "%M", "-o", report.name, *command], env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed: {done.stderr[-2000:]}")
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    lines = (done.stdout + done.stderr).strip().splitlines()
-    return seconds, max(peak, before) * 1024, lines[-1] if lines else ""
+    peak_kb = int(Path(report.name).read_text().split()[-1])
+    Path(report.name).unlink()
+    lines = [line for line in (done.stdout + done.stderr).strip().splitlines() if line.startswith("Built")]
+    return seconds, peak_kb * 1024, lines[-1] if lines else ""
 
 
 def install_size(work: Path) -> int:
