@@ -429,7 +429,7 @@ def catalog_harvest(settings: Settings, db_path, out, all_servers, limit, jobs, 
         tender catalog harvest --db demo.db --out harvest-2026-11-28.jsonl --run-third-party-code
         tender catalog build ... --harvest harvest-2026-11-28.jsonl
     """
-    from tender.catalog.harvest import harvest, read_harvest, summary, targets
+    from tender.catalog.harvest import harvest, pending, read_harvest, summary, targets
 
     if not run_third_party_code:
         raise click.UsageError(
@@ -438,7 +438,9 @@ def catalog_harvest(settings: Settings, db_path, out, all_servers, limit, jobs, 
         )
     catalog = open_catalog(with_db(settings, db_path), embed=False)
     found = targets(catalog.apis(), only_unlisted=not all_servers)[: limit or None]
-    click.echo(f"{len(found):,} servers to start ({jobs} at a time, {timeout:g} s each at most) into {out}", err=True)
+    left = len(pending(found, out))
+    done = f" ({len(found) - left:,} already in it)" if left < len(found) else ""
+    click.echo(f"{left:,} servers to start ({jobs} at a time, {timeout:g} s each at most) into {out}{done}", err=True)
 
     def said(record) -> None:
         state = f"started, {len(record.tools)} tools" if record.started else f"did not start: {record.error[:120]}"

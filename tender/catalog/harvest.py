@@ -295,8 +295,7 @@ def harvest(
 ) -> int:
     """Harvest each target (`jobs` at a time), appending one line per server to `out` as each ends (a harvest that
     is stopped resumes: servers already in `out` are skipped). Returns how many were harvested now."""
-    done = {ref for record in read_harvest(out) for ref in record.refs} if out.is_file() else set()
-    todo = [t for t in found if not done & set(t.refs)]
+    todo = pending(found, out)
     caches = caches or Path(tempfile.gettempdir()) / "tender-harvest-caches"
     fetcher = Fetcher(timeout=20, retries=2)
     caches.mkdir(parents=True, exist_ok=True)
@@ -324,6 +323,12 @@ def harvest(
         return count
 
     return anyio.run(run)
+
+
+def pending(found: list[Target], out: Path) -> list[Target]:
+    """The targets a harvest file does not hold yet (a stopped harvest resumes from them)."""
+    done = {ref for record in read_harvest(out) for ref in record.refs} if out.is_file() else set()
+    return [t for t in found if not done & set(t.refs)]
 
 
 def read_harvest(path: Path) -> list[Harvested]:
