@@ -6,7 +6,6 @@ A record is its publisher's words: its install route is built from checked parts
 record's package name is only a guess where toolsdk never started it (the name of an unrelated PyPI project,
 sometimes), so such a record gets no route unless a harvest found its package and started it."""
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from ...safety import one_line
 from .. import install
 from ..install import Refused, Variable
 from ..servers import Server, Tool, archived, items_of
-from .base import Loaded, SourceInfo, mapping, read_text
+from .base import Loaded, SourceInfo, mapping, read_records
 from .jsonl import file_hash
 
 LICENCE = "MIT, Copyright (c) toolsdk-ai (toolsdk-ai/toolsdk-mcp-registry); each record is its publisher's"
@@ -113,34 +112,9 @@ def server_of(row: dict, origin: str) -> Server:
     return server
 
 
-def read_servers(path: Path) -> tuple[list[Server], dict[str, int], list[str]]:
-    """Every record of the file as a Server, with counts and the records left out (named, with why)."""
-    counts = {"records": 0, "malformed": 0, "too large": 0}
-    named: list[str] = []
-    servers = []
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        counts["records"] += 1
-        if len(line) > MAX_RECORD_BYTES:
-            counts["too large"] += 1
-            named.append(f"line {number}: {len(line):,} bytes")
-            continue
-        try:
-            row = json.loads(line)
-            if not isinstance(row, dict):
-                raise ValueError("is not an object")
-            servers.append(server_of(row, str(path)))
-        except (ValueError, TypeError) as error:  # json.JSONDecodeError is a ValueError
-            counts["malformed"] += 1
-            if len(named) < 20:
-                named.append(f"line {number}: {str(error).splitlines()[0][:200]}")
-    return servers, counts, named
-
-
 def load_toolsdk(path: Path) -> Loaded:
     path = Path(path)
-    servers, counts, named = read_servers(path)
+    servers, counts, named = read_records(path, lambda row: server_of(row, str(path)), MAX_RECORD_BYTES)
     apis = [api for server in servers for api in items_of(server)]
     counts.update(
         servers=len(servers),
