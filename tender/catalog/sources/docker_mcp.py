@@ -13,10 +13,9 @@ import yaml
 from ...safety import one_line
 from .. import install
 from ..install import Arg, Refused, Variable
-from ..records import is_gone
-from ..servers import Server, Tool, archived, items_of
-from .base import Loaded, SourceInfo, mapping, read_records
-from .jsonl import file_hash
+from ..servers import Server, Tool, archived
+from .server_catalogue import servers_loaded
+from .base import Loaded, mapping, read_records
 
 LICENCE = "MIT, Copyright (c) Docker, Inc. (docker/mcp-registry); each server.yaml is its publisher's"
 MAX_RECORD_BYTES = 256 * 1024
@@ -183,24 +182,4 @@ def load_docker_mcp(path: Path) -> Loaded:
     servers, counts, named = read_records(
         path, lambda row: server_of(row, str(path)), MAX_RECORD_BYTES, unreadable=(yaml.YAMLError,)
     )
-    apis = [api for server in servers for api in items_of(server)]
-    counts.update(
-        servers=len(servers),
-        tools=sum(len(s.tools) for s in servers),
-        archived=sum(is_gone(s.status) for s in servers),
-        **{"without install route": sum(not s.routes for s in servers)},
-    )
-    return Loaded(
-        info=SourceInfo(
-            kind="docker-mcp",
-            name=str(path.resolve()),
-            detail=f"{len(servers):,} servers, {counts['tools']:,} listed tools; "
-            f"{counts['malformed'] + counts['too large']} records left out as unreadable",
-            sha256={str(path.resolve()): file_hash(path)},
-            items=len(apis),
-            licence=LICENCE,
-            counts=counts,
-            left_out=named,
-        ),
-        apis=apis,
-    )
+    return servers_loaded("docker-mcp", path, servers, counts, named, LICENCE)

@@ -12,9 +12,9 @@ from typing import Any
 from ...safety import one_line
 from .. import install
 from ..install import Refused, Variable
-from ..servers import Server, Tool, archived, items_of
-from .base import Loaded, SourceInfo, mapping, read_records
-from .jsonl import file_hash
+from ..servers import Server, Tool, archived
+from .server_catalogue import servers_loaded
+from .base import Loaded, mapping, read_records
 
 LICENCE = "MIT, Copyright (c) toolsdk-ai (toolsdk-ai/toolsdk-mcp-registry); each record is its publisher's"
 MAX_RECORD_BYTES = 256 * 1024
@@ -115,23 +115,4 @@ def server_of(row: dict, origin: str) -> Server:
 def load_toolsdk(path: Path) -> Loaded:
     path = Path(path)
     servers, counts, named = read_records(path, lambda row: server_of(row, str(path)), MAX_RECORD_BYTES)
-    apis = [api for server in servers for api in items_of(server)]
-    counts.update(
-        servers=len(servers),
-        tools=sum(len(s.tools) for s in servers),
-        **{"without install route": sum(not s.routes for s in servers)},
-    )
-    return Loaded(
-        info=SourceInfo(
-            kind="toolsdk",
-            name=str(path.resolve()),
-            detail=f"{len(servers):,} servers, {counts['tools']:,} listed tools; "
-            f"{counts['malformed'] + counts['too large']} records left out as unreadable",
-            sha256={str(path.resolve()): file_hash(path)},
-            items=len(apis),
-            licence=LICENCE,
-            counts=counts,
-            left_out=named,
-        ),
-        apis=apis,
-    )
+    return servers_loaded("toolsdk", path, servers, counts, named, LICENCE)
