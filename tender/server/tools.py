@@ -6,7 +6,6 @@ import inspect
 import json
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Literal, TypeVar
@@ -29,6 +28,7 @@ from tender.safety import redact
 
 from .context import AppContext
 from .sampling import needs_from_client
+from .workers import on_worker, recommend_work
 from tender.answers.brief import recommendation
 from tender.answers.budget import lean
 from tender.answers.budget import fitting
@@ -107,20 +107,9 @@ def fixable() -> Iterator[None]:
 async def in_worker(
     ctx: Context, work: Callable[[RunContext], T], limiter: anyio.CapacityLimiter, deadline_s: float | None = None
 ) -> T:
-    """Run blocking agent work on a worker thread, when `limiter` admits it. Its progress reaches
-    the client as progress notifications; if the request is cancelled, whether waiting or running, the
-    run's cancel event stops it at its next step."""
-    context = RunContext(progress=_progress_to(ctx), deadline_s=deadline_s)  # the deadline counts the wait too
-
-    def run() -> T:
-        context.started = time.perf_counter()  # a plan's latency is its run's, not its wait for a worker
-        return work(context)
-
-    try:
-        return await anyio.to_thread.run_sync(run, abandon_on_cancel=True, limiter=limiter)
-    except anyio.get_cancelled_exc_class():
-        context.cancel.set()
-        raise
+    """Run blocking agent work on a worker thread (workers.on_worker), its progress reaching the client as progress
+    notifications."""
+    return await on_worker(work, limiter, deadline_s, _progress_to(ctx))
 
 
 PROGRESS_TOTAL = 100
@@ -241,19 +230,7 @@ async def _recommend(
     if manager_backend == "client":
         manager_backend = "offline"  # the client's model states the needs; the other steps are Tender's own
     tender = app.tender(manager_backend, contractor_backend)
-
-    def work(context: RunContext) -> Run:
-        if said:
-            context.note(said)
-        run = tender.recommend(request, context)
-        if app.reader_off:
-            run.plan.notes.append(app.reader_off)
-        if rebuilt := app.rebuilt(tender.catalog):
-            run.plan.notes.append(rebuilt)
-        # the catalogue the run was made on, whatever is published meanwhile
-        keep(app.runs, run, tender.catalog)
-        return run
-
+    work = recommend_work(app, tender, request, said)
     run = await in_worker(ctx, work, app.limiter(manager_backend, contractor_backend), deadline_s)
     return run, tender.catalog
 
