@@ -280,19 +280,24 @@ def explain_bids(
     with their reasons, any backtracking, and a Mermaid `diagram`. Drill down with `function` and
     detail='full' (in pages); every message is at `transcript_uri`. A run_id is the key to its stored
     run, from any client; whoever holds it can read the run."""
-    app = app_of(ctx)
     with fixable():
-        try:
-            entry = app.runs.entry(run_id)
-        except UnknownRun as error:
-            if app.missing:  # no catalogue, so no run could have been made: say how to get one
-                raise TenderError(f"{error} {app.missing}") from None
-            raise
-        catalog = app.catalogue_of(entry)  # the run's own: its ids mean nothing in another
-        told = explain(entry.run, function, _contractor_names(catalog, entry.run), detail, catalog, page)
-        if catalog is None:
-            told.notes = [*told.notes, UNRECORDED]
-        return result_of(told)
+        return result_of(explanation_of(app_of(ctx), run_id, function, detail, page))
+
+
+def explanation_of(app: AppContext, run_id: str, function: str | None, detail: Detail, page: int) -> Explanation:
+    """A stored run explained with the catalogue it was made on (blocking: it reads the runs store); UnknownRun, or
+    another TenderError, saying what to fix."""
+    try:
+        entry = app.runs.entry(run_id)
+    except UnknownRun as error:
+        if app.missing:  # no catalogue, so no run could have been made: say how to get one
+            raise TenderError(f"{error} {app.missing}") from None
+        raise
+    catalog = app.catalogue_of(entry)  # the run's own: its ids mean nothing in another
+    told = explain(entry.run, function, _contractor_names(catalog, entry.run), detail, catalog, page)
+    if catalog is None:
+        told.notes = [*told.notes, UNRECORDED]
+    return told
 
 
 def _contractor_names(catalog: Catalog | None, run: Run) -> dict[str, str]:
