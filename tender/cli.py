@@ -1686,6 +1686,10 @@ def serve_command(
     """
     from .server.app import serve
 
+    if a2a:
+        # The A2A SDK opens an OpenTelemetry span around each of its calls wherever opentelemetry is installed, collected
+        # or not (2 ms of the event loop a request, measured), reading this when first imported: off unless asked for.
+        os.environ.setdefault("OTEL_INSTRUMENTATION_A2A_SDK_ENABLED", "false")
     serve(
         with_db(settings, db_path),
         transport=transport,

@@ -59,6 +59,10 @@ class Running:
     """A task this agent is answering: its updater (one per task, so a cancel and a completion cannot both end it)."""
 
     updater: TaskUpdater
+    # Whether anyone sees the task before it ends: a stream, or a caller that asked not to wait (and polls). A blocking
+    # SendMessage sees only the end, so its run reports no progress: each update is an event the SDK stores and fans
+    # out, a third of what a plan cost the server.
+    watched: bool = True
     cancelled: bool = False
 
 
@@ -69,7 +73,7 @@ class TenderAgent(AgentExecutor):
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         task_id, context_id = str(context.task_id), str(context.context_id)
-        running = Running(TaskUpdater(event_queue, task_id, context_id))
+        running = Running(TaskUpdater(event_queue, task_id, context_id), watched=_watched(context))
         if context.current_task is None:
             history = [context.message] if context.message is not None else []
             task = Task(id=task_id, context_id=context_id, status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))
@@ -128,9 +132,11 @@ class TenderAgent(AgentExecutor):
         def answer(context: RunContext) -> Recommendation:
             return recommendation(work(context), tender.catalog, ask.detail)
 
-        await running.updater.start_work()
         sent: list[concurrent.futures.Future] = []
-        progress = _progress_to(running, asyncio.get_running_loop(), sent)
+        progress = None
+        if running.watched:
+            await running.updater.start_work()
+            progress = _progress_to(running, asyncio.get_running_loop(), sent)
         told = await on_worker(answer, app.limiter(manager, settings.contractor_backend), settings.deadline_s, progress)
         await asyncio.gather(*(asyncio.wrap_future(future) for future in sent))  # its progress before its plan
         return recommendation_parts(told)
@@ -138,6 +144,11 @@ class TenderAgent(AgentExecutor):
     async def _explain(self, app: AppContext, ask: Explain) -> list[Part]:
         told = await anyio.to_thread.run_sync(explanation_of, app, ask.run_id, ask.function, ask.detail, ask.page)
         return explanation_parts(told)
+
+
+def _watched(context: RequestContext) -> bool:
+    streaming = context.call_context.state.get("method") != "SendMessage"  # the JSON-RPC method (SDK's dispatcher)
+    return streaming or bool(context.configuration and context.configuration.return_immediately)
 
 
 def _progress_to(running: Running, loop: asyncio.AbstractEventLoop, sent: list) -> Progress:
