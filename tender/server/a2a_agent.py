@@ -161,7 +161,10 @@ def _progress_to(running: Running, loop: asyncio.AbstractEventLoop, sent: list) 
             return
         last[0] = value
         update = _working(running, f"{value}%: {message}", value)
-        sent.append(asyncio.run_coroutine_threadsafe(update, loop))
+        try:
+            sent.append(asyncio.run_coroutine_threadsafe(update, loop))
+        except RuntimeError:  # the loop has closed (the server is stopping): the run goes on unreported
+            update.close()
 
     return report
 

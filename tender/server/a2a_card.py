@@ -20,7 +20,8 @@ from a2a.types.a2a_pb2 import (
 from a2a.utils.constants import PROTOCOL_VERSION_CURRENT, TransportProtocol
 
 from tender.agents.protocols import PROTOCOLS
-from tender.catalog.summary import CatalogSummary, summarise
+from tender.catalog import TenderError
+from tender.catalog.summary import NOUNS, CatalogSummary, summarise
 
 from .a2a_asks import EXPLAIN_FIELDS, RECOMMEND_FIELDS
 from .a2a_answers import JSON, TEXT
@@ -43,21 +44,22 @@ EXAMPLES = {
 def agent_card(summary: CatalogSummary | None, base_url: str, secured: bool, version: str) -> AgentCard:
     """The card of a server at `base_url` serving the catalogue `summary` describes (None: it has none)."""
     protocols = ", ".join(PROTOCOLS)
-    noun = summary.noun if summary else "Web APIs or MCP servers"
+    noun = " and ".join(NOUNS.get(k.kind, k.kind) for k in summary.kinds) if summary else "Web APIs or MCP servers"
     if summary is None:
         served = "No catalogue is open yet: every request is answered with how to build one."
     else:
-        built = f", built {summary.built_at}" if summary.built_at else ""
-        served = f"The catalogue served: {summary.describe()} (fingerprint {summary.fingerprint}{built})."
+        built = f"built {summary.built_at}, " if summary.built_at else ""
+        served = f"The catalogue served ({built}fingerprint {summary.fingerprint}): {summary.describe()}."
     recommend = AgentSkill(
         id="recommend",
         name=f"Recommend {noun}",
-        description=(
-            f"Which {noun} of this catalogue a request needs, one function at a time, each with the probability "
-            "that it serves and why, or why none does. Send the requirement as text; a data part may add "
+        description=(f"Which of this catalogue's {summary.items:,} {noun} " if summary else f"Which {noun} ")
+        + (
+            "a request needs, one function at a time, each with the probability that it serves and why, or why "
+            "none does. Send the requirement as text; a data part may add "
             f"{', '.join(f for f in RECOMMEND_FIELDS if f != 'requirement')} (as MCP's recommend_apis takes them). "
             "The task's artifact holds the plan as data (recommend_apis' result) and as text; the task id is the "
-            f"run id. {served}"
+            "run id."
         ),
         tags=["recommendation", "contract-net", *_kind_tags(summary), *PROTOCOLS],
         examples=_examples(summary),
@@ -135,7 +137,11 @@ class Cards:
         fingerprint = catalog.fingerprint if catalog is not None else None
         async with self._lock:
             if self._card is None or fingerprint != self._fingerprint:
-                summary = await anyio.to_thread.run_sync(summarise, catalog.path) if catalog is not None else None
+                try:
+                    summary = await anyio.to_thread.run_sync(summarise, catalog.path) if catalog is not None else None
+                except TenderError as error:  # the file is gone or replaced by junk: the card it had stands
+                    log.warning("The agent card was not remade: %s", error)
+                    return self._card or agent_card(None, self._base_url, self._secured, self._version)
                 # The file at the path may already be a newer build than the one served: keep the card of the one
                 # served until it is switched to (a card made before any is better than none).
                 if summary is None or summary.fingerprint == fingerprint or self._card is None:
