@@ -60,8 +60,8 @@ class Running:
 
     updater: TaskUpdater
     # Whether anyone sees the task before it ends: a stream, or a caller that asked not to wait (and polls). A blocking
-    # SendMessage sees only the end, so its run reports no progress: each update is an event the SDK stores and fans
-    # out, a third of what a plan cost the server.
+    # SendMessage sees only the end, so its run reports no progress: each update is an event the SDK stores, copies
+    # and fans out, for nobody.
     watched: bool = True
     cancelled: bool = False
 
@@ -122,9 +122,8 @@ class TenderAgent(AgentExecutor):
     async def _recommend(self, app: AppContext, ask: Recommend, running: Running) -> list[Part]:
         settings = app.settings
         manager, said = settings.manager_backend, ""
-        if (
-            manager == "client"
-        ):  # MCP sampling has no A2A counterpart: the caller states the needs, or Tender reads them
+        # MCP sampling has no A2A counterpart: the caller states the needs, or Tender reads them itself.
+        if manager == "client":
             manager, said = "offline", "" if ask.request.needs else NO_SAMPLING
         tender = app.tender(manager, settings.contractor_backend)
         work = recommend_work(app, tender, ask.request, said, run_id=running.updater.task_id)

@@ -45,6 +45,7 @@ def agent_card(summary: CatalogSummary | None, base_url: str, secured: bool, ver
     """The card of a server at `base_url` serving the catalogue `summary` describes (None: it has none)."""
     protocols = ", ".join(PROTOCOLS)
     noun = " and ".join(NOUNS.get(k.kind, k.kind) for k in summary.kinds) if summary else "Web APIs or MCP servers"
+    whose = f"this catalogue's {summary.items:,}" if summary else "the catalogue's"
     if summary is None:
         served = "No catalogue is open yet: every request is answered with how to build one."
     else:
@@ -53,10 +54,9 @@ def agent_card(summary: CatalogSummary | None, base_url: str, secured: bool, ver
     recommend = AgentSkill(
         id="recommend",
         name=f"Recommend {noun}",
-        description=(f"Which of this catalogue's {summary.items:,} {noun} " if summary else f"Which {noun} ")
-        + (
-            "a request needs, one function at a time, each with the probability that it serves and why, or why "
-            "none does. Send the requirement as text; a data part may add "
+        description=(
+            f"Which of {whose} {noun} a request needs, one function at a time, each with the probability that it "
+            "serves and why, or why none does. Send the requirement as text; a data part may add "
             f"{', '.join(f for f in RECOMMEND_FIELDS if f != 'requirement')} (as MCP's recommend_apis takes them). "
             "The task's artifact holds the plan as data (recommend_apis' result) and as text; the task id is the "
             "run id."
