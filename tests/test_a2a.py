@@ -188,6 +188,19 @@ async def test_without_the_token_or_with_a_wrong_one_nothing_is_served_but_the_c
                 await send(client, text(REQUIREMENT))
 
 
+async def test_a2a_is_guarded_as_mcp_is_a_foreign_host_or_origin_and_a_body_not_json_are_refused(agent):
+    url, token = f"{agent.base}/a2a", {"Authorization": f"Bearer {TOKEN}"}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}
+    async with httpx.AsyncClient(headers=token) as http:
+        assert (await http.post(url, json=body, headers={"Host": "evil.example"})).status_code == 421
+        assert (await http.post(url, json=body, headers={"Origin": "http://evil.example"})).status_code == 403
+        assert (
+            await http.post(url, content=json.dumps(body), headers={"Content-Type": "text/plain"})
+        ).status_code == 400
+        allowed = await http.post(url, json=body, headers={"A2A-Version": "1.0"})
+    assert allowed.status_code == 200 and allowed.json()["error"]["code"] == -32001  # task not found: it got through
+
+
 # -- bad input is answered at once, and the others are served meanwhile ---------------------------------------------
 async def test_bad_input_is_answered_within_a_second_while_others_are_served(agent):
     headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json", "A2A-Version": "1.0"}
@@ -298,6 +311,7 @@ async def test_the_card_changes_when_the_catalogue_is_republished(tmp_path):
                 assert time.monotonic() < deadline, "the card never told the catalogue published"
                 await anyio.sleep(0.2)
     assert "24 Web APIs" in before.description and "past mashups" in before.description
+    assert not before.security_schemes and not before.security_requirements  # on loopback, without a token
     assert (
         "without usage history" in after.description
         and "of this catalogue's 12 Web APIs" in after.skills[0].description
