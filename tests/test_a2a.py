@@ -395,10 +395,12 @@ async def test_a_task_not_held_is_read_back_from_its_run(settings):  # noqa: F81
     async with shared.lifespan(None) as app:
         run = app.tender().recommend(Request.create(REQUIREMENT))
         keep(app.runs, run, app.catalog)
-        tasks, context = RecentTasks(shared), ServerCallContext()
+        tasks, context = RecentTasks(shared), ServerCallContext(state={"method": "GetTask"})
         task = await tasks.get(run.plan.run_id, context)
         unknown, junk = await tasks.get("f" * 32, context), await tasks.get("not a run id", context)
-    assert task is not None and task.status.state == COMPLETED
+        # A message being answered looks up the task it is making: that is never a run to read back.
+        making = await tasks.get(run.plan.run_id, ServerCallContext(state={"method": "SendMessage"}))
+    assert task is not None and task.status.state == COMPLETED and making is None
     assert artifact_data(task)["run_id"] == run.plan.run_id and artifact_data(task)["apis"] == [
         api.name for api in run.plan.apis
     ]

@@ -31,6 +31,10 @@ KEPT_BYTES = 64 * 1024 * 1024
 KEPT_TASKS = 5_000  # ListTasks sorts them all: a few thousand keep it in milliseconds
 RUN_ID = re.compile(r"[0-9a-f]{32}")  # uuid4().hex, as plans (agents/outcome.py) and tasks (a2a_agent.py) are named
 PLAN = "plan"  # the artifact of a recommendation
+# The JSON-RPC methods (as the SDK's dispatcher names them in the call's state) that ask for a task by its id: only
+# they read a run back. A message being answered looks its new task up twice before making it, and found no run
+# there at the cost of two reads of the runs store each.
+ASKING = ("GetTask", "CancelTask", "SubscribeToTask")
 FINISHED = {
     TaskState.TASK_STATE_COMPLETED,
     TaskState.TASK_STATE_CANCELED,
@@ -71,7 +75,7 @@ class RecentTasks(TaskStore):
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
         task = await self._memory.get(task_id, context)
-        if task is not None or not RUN_ID.fullmatch(task_id):
+        if task is not None or not RUN_ID.fullmatch(task_id) or context.state.get("method") not in ASKING:
             return task
         return await anyio.to_thread.run_sync(self._from_run, task_id)
 
