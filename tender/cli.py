@@ -1672,6 +1672,18 @@ def models_remove(settings: Settings, name):
     type=Seconds(1, 86400),
     help="HTTP only: seconds an MCP session may go without a request before it is closed (default: 600).",
 )
+@click.option(
+    "--a2a",
+    is_flag=True,
+    help="HTTP only: also serve A2A agents on the same port: JSON-RPC at /a2a, the agent card at "
+    "/.well-known/agent-card.json (the a2a extra).",
+)
+@click.option(
+    "--public-url",
+    metavar="URL",
+    help="With --a2a: the address agents reach this server at, as its agent card gives it (behind a reverse proxy, "
+    "the proxy's). Default: http://HOST:PORT.",
+)
 @click.pass_obj
 def serve_command(
     settings: Settings,
@@ -1685,12 +1697,15 @@ def serve_command(
     idle_timeout,
     max_sessions,
     session_idle_timeout,
+    a2a,
+    public_url,
 ):
     """Serve Tender over MCP: the recommend_apis, explain_bids, compare_protocols, search_apis, get_api
     and list_categories tools, catalogue and run resources, and the compose_service prompt.
 
     Logs go to stderr. Over HTTP, DNS-rebinding and Origin checks are on, and TENDER_HTTP_TOKEN, when
     set, must be sent as `Authorization: Bearer <token>`. Runs are stored in runs.db (TENDER_RUNS).
+    With --a2a, A2A agents are served on the same port, with the same token and limits.
 
     \b
     Examples:
@@ -1699,9 +1714,14 @@ def serve_command(
         TENDER_HTTP_TOKEN=... tender serve --transport http --host 0.0.0.0 --allow-host tender.example.org
         tender serve --transport http --max-connections 200 --idle-timeout 5
         tender serve --transport http --max-sessions 200 --session-idle-timeout 300
+        tender serve --transport http --a2a          # and A2A agents, on the same port
     """
     from .server.app import serve
 
+    if a2a:
+        # The A2A SDK opens an OpenTelemetry span around each of its calls wherever opentelemetry is installed, collected
+        # or not (2 ms of the event loop a request, measured), reading this when first imported: off unless asked for.
+        os.environ.setdefault("OTEL_INSTRUMENTATION_A2A_SDK_ENABLED", "false")
     serve(
         with_db(settings, db_path),
         transport=transport,
@@ -1713,6 +1733,8 @@ def serve_command(
         idle_s=idle_timeout,
         max_sessions=max_sessions,
         session_idle_s=session_idle_timeout,
+        a2a=a2a,
+        public_url=public_url,
     )
 
 
