@@ -11,7 +11,6 @@ import click
 from pydantic import ValidationError
 
 from tender.agents.protocols import PROTOCOLS, described
-from tender.agents.request import DEFAULT_PROTOCOL
 from tender.catalog import MalformedInput, TenderError
 from tender.catalog.sources.mcp_registry import OFFICIAL as REGISTRY_URL
 from tender.catalog.sources.public_apis import URL as PUBLIC_APIS_URL
@@ -800,64 +799,70 @@ def read_requirement(requirement: str) -> str:
     return text
 
 
+# The command line's spelling of a request field where it is not the field's own (one flag a value, in the singular).
+FLAGS = {
+    "needs": "--need",
+    "required_categories": "--require-category",
+    "excluded_categories": "--exclude-category",
+    "excluded_apis": "--exclude-api",
+}
+HIDDEN = {"exclude_deprecated"}  # kept for older scripts
+
+
+def request_option(name: str, annotation, info):
+    """A request field (tender.agents.request) as a click option: its type and bounds, its choices, its help."""
+    import types
+    import typing
+
+    from annotated_types import Ge, Le
+
+    from pydantic_core import PydanticUndefined
+
+    from tender.agents.request import REGISTRY
+
+    flag = FLAGS.get(name, "--" + name.replace("_", "-"))
+    inner = annotation
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):  # X | None: X
+        kinds = [a for a in typing.get_args(annotation) if a is not type(None)]
+        inner = kinds[0] if len(kinds) == 1 else str
+    multiple = typing.get_origin(inner) is list
+    if multiple:
+        inner = typing.get_args(inner)[0]
+        inner = inner if inner in (int, str) else str
+    bounds = {type(m): m for m in info.metadata}
+    options: dict = {"help": info.description, "hidden": name in HIDDEN}
+    if name == "protocol":
+        options |= {"type": click.Choice(list(REGISTRY)), "help": f"{info.description} {described(quote='')}"}
+    elif typing.get_origin(inner) is typing.Literal:
+        options["type"] = click.Choice(list(typing.get_args(inner)))
+    elif inner is bool:
+        options["is_flag"] = True
+    elif inner is int and (Ge in bounds or Le in bounds):
+        options["type"] = click.IntRange(getattr(bounds.get(Ge), "ge", None), getattr(bounds.get(Le), "le", None))
+    elif inner is int:
+        options["type"] = int
+    if multiple:
+        options |= {"multiple": True, "help": f"{info.description} One a flag: repeat it."}
+    elif info.default not in (None, PydanticUndefined) and not options.get("is_flag"):
+        options |= {"default": info.default, "show_default": True}
+    return click.option(flag, name, **options)
+
+
+def request_options(entrance: str):
+    """Every field the entrance offers, as options (in the model's order)."""
+    from tender.agents.request import fields_of
+
+    def decorate(command):
+        for name, annotation, info in reversed(fields_of(entrance)):
+            command = request_option(name, annotation, info)(command)
+        return command
+
+    return decorate
+
+
 @main.command()
 @click.argument("requirement")
-@click.option(
-    "--need",
-    "needs",
-    multiple=True,
-    help="A function the service needs, in a short phrase (repeatable, at most 12): each becomes one step of the "
-    "plan, instead of Tender's own reading of the requirement.",
-)
-@click.option(
-    "--kind",
-    type=click.Choice(["mcp_server", "web_api", "any"]),
-    help="What serves the needs: mcp_server (abilities for your assistant: MCP servers to install), web_api (an "
-    "app's web APIs) or any. Default: read from the requirement, per need (the plan says what it read).",
-)
-@click.option(
-    "--protocol",
-    type=click.Choice(list(PROTOCOLS)),
-    default=DEFAULT_PROTOCOL,
-    show_default=True,
-    help=f"How the agents negotiate. {described(quote='')}",
-)
-@click.option(
-    "--organisation",
-    type=click.Choice(["api", "category", "provider"]),
-    default="api",
-    show_default=True,
-    help="One contractor per API (or tool), per category, or per provider (an MCP server, an OpenAPI document).",
-)
-@click.option("--max-apis", type=click.IntRange(min=1), help="At most this many APIs.")
-@click.option(
-    "--require-category", "required", multiple=True, help="The plan must use an API of this category (repeatable)."
-)
-@click.option(
-    "--exclude-category", "excluded_categories", multiple=True, help="Never use APIs of this category (repeatable)."
-)
-@click.option("--exclude-api", "excluded_apis", multiple=True, help="Never use this API, by id or name (repeatable).")
-@click.option(
-    "--include-deprecated",
-    is_flag=True,
-    help="Also award items their source marks deprecated or gone (by default they never take a need).",
-)
-@click.option("--exclude-deprecated", is_flag=True, hidden=True, help="The default now; kept for older scripts.")
-@click.option(
-    "--routing",
-    type=click.Choice(["embedding", "broadcast"]),
-    default="embedding",
-    show_default=True,
-    help="Whom a call for proposals reaches: the --top-n contractors closest to the function (embedding) "
-    "or every contractor of the announced categories (broadcast).",
-)
-@click.option(
-    "--top-n",
-    type=click.IntRange(min=1),
-    default=12,
-    show_default=True,
-    help="Contractors reached per call for proposals.",
-)
+@request_options("cli")
 @click.option(
     "--db",
     "db_path",
@@ -873,24 +878,7 @@ def read_requirement(requirement: str) -> str:
 )
 @llm_options
 @click.pass_obj
-def recommend(
-    settings: Settings,
-    requirement,
-    needs,
-    kind,
-    protocol,
-    organisation,
-    max_apis,
-    required,
-    excluded_categories,
-    excluded_apis,
-    include_deprecated,
-    exclude_deprecated,
-    routing,
-    top_n,
-    as_json,
-    **kwargs,
-):
+def recommend(settings: Settings, requirement, as_json, **kwargs):
     """Recommend the MCP servers or web APIs a request needs, as a plan. REQUIREMENT is the request in plain
     words, or - to read it from standard input. A plan of MCP servers ends with their configuration for Claude
     Desktop, Cursor, VS Code and Claude Code. Every run is kept in the runs database: `tender runs list` shows them,
@@ -905,30 +893,17 @@ def recommend(
         cat requirement.txt | tender recommend - --exclude-api "Google Maps"
     """
     from tender.agents.context import RunContext
-    from tender.agents.request import Constraints, Request
+    from tender.agents.request import ENTRANCES, Request
 
     backends = _backends(kwargs)
     deadline = kwargs.pop("deadline") or settings.deadline_s
     settings = with_db(settings, kwargs.pop("db_path"))
-    request = Request.create(
-        read_requirement(requirement),
-        needs=list(needs) or None,
-        kind=kind,
-        protocol=protocol,
-        organisation=organisation,
-        routing=routing,
-        top_n=top_n,
-        constraints=Constraints(
-            max_apis=max_apis,
-            required_categories=list(required),
-            excluded_categories=list(excluded_categories),
-            excluded_apis=list(excluded_apis),
-            include_deprecated=include_deprecated,
-            exclude_deprecated=exclude_deprecated,
-        ),
-    )
+    asked = {name: kwargs.pop(name) for name in ENTRANCES["cli"]}
+    asked = {name: (list(v) or None) if isinstance(v, tuple) else v for name, v in asked.items()}
+    request = Request.create(read_requirement(requirement), **asked)
     catalog = open_catalog(settings)
-    checked_names(catalog, excluded_apis, required, excluded_categories)
+    constraints = request.constraints
+    checked_names(catalog, constraints.excluded_apis, constraints.required_categories, constraints.excluded_categories)
     tender = make_tender(settings, catalog, backends)
     run = tender.recommend(request, RunContext(deadline_s=deadline))
     from tender.answers.stores import keep_at

@@ -1,6 +1,9 @@
-"""What a caller asks for: the requirement, the protocol, and the constraints that must hold."""
+"""What a caller asks for: the requirement, its needs and their kind, the constraints that must hold, and how the
+agents negotiate. The one definition of a request: the MCP tools, the A2A agent, the command line and the evaluation
+take their parameters, bounds and help from these fields (ENTRANCES says which field each entrance offers), so a
+new field is one line here and appears everywhere with one bound."""
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
@@ -24,17 +27,18 @@ class InvalidRequest(InputToFix):
 
 
 class Constraints(BaseModel):
-    max_apis: int | None = Field(None, ge=1, le=50, description="At most this many APIs in the final set.")
-    required_categories: list[str] = Field(default_factory=list, description="The final set has an API of each.")
-    excluded_categories: list[str] = Field(default_factory=list, description="No API of these categories is used.")
-    excluded_apis: list[int | str] = Field(default_factory=list, description="APIs (ids or names) never used.")
+    max_apis: int | None = Field(None, ge=1, le=50, description="At most this many items in the plan.")
+    required_categories: list[str] = Field(
+        default_factory=list,
+        description="Categories the plan must include an item of, as list_categories names them.",
+    )
+    excluded_categories: list[str] = Field(default_factory=list, description="Categories whose items are never used.")
+    excluded_apis: list[int | str] = Field(default_factory=list, description="Items (ids or exact names) never used.")
     include_deprecated: bool = Field(
-        False,
-        description="Also award items their source marks deprecated or gone. By default they never take a need: a "
-        "need only they could serve is left unserved, and the plan names them.",
+        False, description="Also award items marked gone, and server lists, templates and demos."
     )
     exclude_deprecated: bool = Field(
-        False, description="Kept for older callers: deprecated items are left out by default (see include_deprecated)."
+        False, description="Kept for older scripts: items marked gone are left out by default (see include_deprecated)."
     )
 
     @model_validator(mode="after")
@@ -45,23 +49,31 @@ class Constraints(BaseModel):
 
 
 class Request(BaseModel):
-    requirement: str = Field(max_length=MAX_REQUIREMENT_CHARS)
-    protocol: str = Field(DEFAULT_PROTOCOL, description="A protocol's name, as registered in tender.agents.protocols.")
-    organisation: Organisation = "api"
-    routing: Literal["embedding", "broadcast"] = "embedding"
-    top_n: int = Field(12, ge=1, le=1000, description="Contractors reached per call for proposals.")
-    constraints: Constraints = Field(default_factory=Constraints)
+    requirement: str = Field(
+        max_length=MAX_REQUIREMENT_CHARS,
+        description="What is wanted, in plain words, e.g. 'read my calendar and make tasks'.",
+    )
     needs: list[str] | None = Field(
         None,
         max_length=MAX_NEEDS,
-        description="The functions the service needs, one short phrase each, as the caller states them: step 1 then "
-        "takes them as they are instead of decomposing the requirement.",
+        description="The functions needed, a short phrase each, in order, e.g. ['find nearby restaurants', 'show them "
+        "on a map']; at most 12. Each becomes one step of the plan.",
     )
     kind: Form | None = Field(
         None,
-        description="What serves the needs: 'mcp_server' (abilities for the assistant itself: servers to install), "
-        "'web_api' (parts of an app someone builds) or 'any'. Unset: read from the request, per need.",
+        description="'mcp_server': abilities for you (servers to install); 'web_api': an app's APIs; 'any'. Omit: "
+        "read from the request.",
     )
+    protocol: str = Field(DEFAULT_PROTOCOL, description="How the agents negotiate (a registered protocol).")
+    organisation: Organisation = Field(
+        "api", description="One contractor per 'api' (default), 'category' or 'provider'."
+    )
+    routing: Literal["embedding", "broadcast"] = Field(
+        "embedding",
+        description="Whom a call for proposals reaches: the top_n contractors nearest the function, or every one.",
+    )
+    top_n: int = Field(12, ge=1, le=1000, description="Contractors reached per call for proposals.")
+    constraints: Constraints = Field(default_factory=Constraints)
 
     # Where the needs came from when not from the caller's own words (the client's model, by sampling): that source's
     # note stands for them, so the plan never says two things about one list.
@@ -106,11 +118,45 @@ class Request(BaseModel):
 
     @classmethod
     def create(cls, requirement, **fields) -> "Request":
-        """Validate, turning pydantic's errors into one InvalidRequest a person (or a model) can act on."""
+        """Validate, turning pydantic's errors into one InvalidRequest a person (or a model) can act on. The
+        constraints may be given flat (max_apis=2), as every entrance gives them, or as `constraints`."""
+        fields = {k: v for k, v in fields.items() if v is not None}
+        constraints = dict(fields.pop("constraints", None) or {})
+        constraints |= {name: fields.pop(name) for name in CONSTRAINTS if name in fields}
         try:
-            return cls(requirement=requirement, **{k: v for k, v in fields.items() if v is not None})
+            return cls(requirement=requirement, constraints=constraints, **fields)
         except ValidationError as error:
             raise InvalidRequest(describe_validation_error(error)) from None
+
+
+CONSTRAINTS = tuple(Constraints.model_fields)
+# The fields each entrance offers. An assistant asks for what it needs (recommend_apis, and an A2A agent, which may
+# also name the protocol); the research bench (compare_protocols) sets the organisation; the command line, all.
+ENTRANCES: dict[str, tuple[str, ...]] = {
+    "assistant": ("requirement", "needs", "kind", *(c for c in CONSTRAINTS if c != "exclude_deprecated")),
+    "agent": (
+        "requirement",
+        "needs",
+        "kind",
+        "protocol",
+        "organisation",
+        *(c for c in CONSTRAINTS if c != "exclude_deprecated"),
+    ),
+    "bench": ("requirement", "needs", "kind", "organisation", "max_apis"),
+    "cli": ("needs", "kind", "protocol", "organisation", "routing", "top_n", *CONSTRAINTS),
+}
+
+
+def field(name: str) -> tuple[Any, Any]:
+    """A request field's annotation and FieldInfo, whether the request holds it or its constraints do."""
+    owner = Constraints if name in CONSTRAINTS else Request
+    info = owner.model_fields[name]
+    return info.annotation, info
+
+
+def fields_of(entrance: str) -> list[tuple[str, Any, Any]]:
+    """(name, annotation, FieldInfo) of each field an entrance offers, in order."""
+    return [(name, *field(name)) for name in ENTRANCES[entrance]]
 
 
 def describe_validation_error(error: ValidationError) -> str:

@@ -117,7 +117,7 @@ def protocol_answer(
             needs=list(needs) if needs else None,
             kind=query.kind if needs else None,  # an assistant stating the needs says what it wants them as
             top_n=top_n,
-            constraints={"include_deprecated": include_deprecated},
+            include_deprecated=include_deprecated,
         )
         plan = tender.recommend(request, RunContext()).plan
     except InvalidRequest as error:  # e.g. a description that masking left empty

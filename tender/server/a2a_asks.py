@@ -11,14 +11,14 @@ from a2a.types.a2a_pb2 import Message
 from google.protobuf.json_format import MessageToDict
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tender.agents.request import Request, describe_validation_error
+from tender.agents.request import ENTRANCES, Request, describe_validation_error
 from tender.answers.schemas import Detail
 from tender.errors import InputToFix
 from tender.safety import echo
 
-# recommend_apis' arguments, and the protocol knobs of compare_protocols that a single run takes.
-CONSTRAINTS = ("max_apis", "required_categories", "excluded_categories", "excluded_apis", "include_deprecated")
-RECOMMEND_FIELDS = ("requirement", "needs", "kind", "protocol", "organisation", *CONSTRAINTS, "detail")
+# recommend_apis' arguments, and the protocol knobs of compare_protocols that a single run takes: the request
+# model's "agent" entrance, and how much to tell.
+RECOMMEND_FIELDS = (*ENTRANCES["agent"], "detail")
 EXPLAIN_FIELDS = ("run_id", "function", "detail", "page")
 SEND = (
     "Send the requirement as a text part; a data part (one JSON object) may add "
@@ -66,14 +66,7 @@ def ask_of(message: Message) -> Ask:
             "The requirement is given twice, as text and as the data part's `requirement`: give it once, as text."
         )
     requirement = "\n".join(texts) if texts else fields.pop("requirement", "")
-    request = Request.create(
-        requirement,
-        needs=fields.get("needs"),
-        kind=fields.get("kind"),
-        protocol=fields.get("protocol"),
-        organisation=fields.get("organisation"),
-        constraints={name: fields[name] for name in CONSTRAINTS if name in fields},
-    )
+    request = Request.create(requirement, **{name: fields[name] for name in ENTRANCES["agent"] if name in fields})
     try:
         return Recommend(request=request, detail=detail)
     except ValidationError as error:

@@ -8,7 +8,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -18,14 +18,14 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from tender.agents.context import RunContext
-from tender.agents.form import Form
 from tender.agents.plan import Plan, Run
 from tender.agents.protocols import PROTOCOLS
-from tender.agents.request import Organisation, Request
+from tender.agents.request import Request
 from tender.catalog import ApiNotFound, Catalog, TenderError
 from tender.catalog.servers import routes_of
 from tender.safety import redact
 
+from .asking import asking
 from .context import AppContext
 from .sampling import needs_from_client
 from .workers import on_worker, recommend_work
@@ -61,34 +61,6 @@ STORES_A_RUN = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
 )
 Backend = Literal["offline", "llm"]
-Needs = Annotated[
-    list[str] | None,
-    Field(
-        max_length=12,
-        description=(
-            "The functions needed, a short phrase each, in order, e.g. ['find nearby restaurants', 'show them on a "
-            "map']; at most 12. Each becomes one step of the plan."
-        ),
-    ),
-]
-Kind = Annotated[
-    Form | None,
-    Field(
-        description=(
-            "'mcp_server': abilities for you (servers to install); 'web_api': an app's APIs; 'any'. Omit: read "
-            "from the request."
-        )
-    ),
-]
-Requirement = Annotated[
-    str,
-    Field(
-        description=(
-            "The app or service to build, in plain words, e.g. 'nearby restaurants on a map with their reviews' (up "
-            "to 20,000 characters)."
-        )
-    ),
-]
 
 
 def app_of(ctx: Context) -> AppContext:
@@ -164,25 +136,9 @@ def result_of(model) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
+@asking("assistant")
 async def recommend_apis(
     ctx: Context,
-    requirement: Requirement,
-    needs: Needs = None,
-    kind: Kind = None,
-    max_apis: Annotated[int | None, Field(ge=1, le=50, description="At most this many items in the plan.")] = None,
-    required_categories: Annotated[
-        list[str],
-        Field(
-            description=(
-                "Categories the plan must include an item of, e.g. ['Mapping']. Names as list_categories shows them."
-            )
-        ),
-    ] = [],
-    excluded_categories: Annotated[list[str], Field(description="Categories whose items are never used.")] = [],
-    excluded_apis: Annotated[list[int | str], Field(description="Items (ids or exact names) never to use.")] = [],
-    include_deprecated: Annotated[
-        bool, Field(description="Also award items marked gone, and server lists, templates and demos.")
-    ] = False,
     detail: Annotated[
         Detail,
         Field(
@@ -192,6 +148,7 @@ async def recommend_apis(
             )
         ),
     ] = "summary",
+    **asked: Any,
 ) -> Annotated[CallToolResult, Recommendation]:
     """Recommend the MCP servers or web APIs a request needs, from this server's catalogue, by a contract-net
     negotiation among agents.
@@ -203,18 +160,7 @@ async def recommend_apis(
     settings = app.settings
     with fixable():
         app.require_catalog()
-        request = Request.create(
-            requirement,
-            needs=needs,
-            kind=kind,
-            constraints={
-                "max_apis": max_apis,
-                "required_categories": required_categories,
-                "excluded_categories": excluded_categories,
-                "excluded_apis": excluded_apis,
-                "include_deprecated": include_deprecated,
-            },
-        )
+        request = Request.create(**asked)
         run, catalog = await _recommend(
             ctx, app, request, settings.manager_backend, settings.contractor_backend, settings.deadline_s
         )
@@ -313,23 +259,15 @@ def _contractor_names(catalog: Catalog | None, run: Run) -> dict[str, str]:
     return names
 
 
+@asking("bench")
 async def compare_protocols(
     ctx: Context,
-    requirement: Requirement,
-    needs: Annotated[list[str] | None, Field(max_length=12, description="As recommend_apis' needs.")] = None,
-    kind: Kind = None,
-    organisation: Annotated[
-        Organisation,
-        Field(description="One contractor per 'api' (default), 'category' or 'provider'."),
-    ] = "api",
-    max_apis: Annotated[
-        int | None, Field(ge=1, le=50, description="At most this many items per plan (1 to 50); omit for no limit.")
-    ] = None,
     manager_backend: Annotated[Backend, Field(description="The manager's reasoner.")] = "offline",
     contractor_backend: Annotated[Backend, Field(description="The contractors' reasoner.")] = "offline",
     deadline_s: Annotated[
         float | None, Field(gt=0, le=3600, description="With 'llm': seconds for each run's LLM steps.")
     ] = None,
+    **asked: Any,
 ) -> Comparison:
     """Run the same requirement under every protocol ({protocols}) side by side: each one's items,
     latency, messages, contractors contacted and LLM cost, with a run_id each. For one recommendation use
@@ -337,17 +275,8 @@ async def compare_protocols(
     app = app_of(ctx)
     with fixable():
         app.require_catalog()
-        requests = [
-            Request.create(
-                requirement,
-                protocol=p,
-                organisation=organisation,
-                needs=needs,
-                kind=kind,
-                constraints={"max_apis": max_apis},
-            )
-            for p in PROTOCOLS
-        ]
+        requests = [Request.create(**asked, protocol=p) for p in PROTOCOLS]
+        organisation = requests[0].organisation
         tender = app.tender(manager_backend, contractor_backend)
 
         def work(context: RunContext) -> list[Run]:
