@@ -98,7 +98,6 @@ class Catalog:
                 "else the model folder).",
             )
         self._lock = threading.Lock()
-        self._document_counts: dict[str, int] = {}
         self._dense: dict[str, DenseSearch] = {}
         self._dense_lock = threading.Lock()  # apart: a large catalogue's index may take minutes to build
         self._lexical: LexicalIndex | bool | None = None  # False: FTS5 answers
@@ -411,34 +410,6 @@ class Catalog:
         if index is not None:
             return [Hit(kind="api", id=i, score=score) for i, score in index.search(words, k, among)]
         return self.fts5(words, k, among)
-
-    def holding(self, words: Iterable[str], among: Iterable[int]) -> dict[str, set[int]]:
-        """Which of the `among` items hold each word (in their name's words or text, stemmed as the index stems)."""
-        ids = [int(i) for i in among]
-        found: dict[str, set[int]] = {}
-        if not ids:
-            return {w: set() for w in words}
-        marks = ",".join("?" * len(ids))
-        with self._lock:
-            for word in dict.fromkeys(words):
-                rows = self.db.execute(
-                    f"select rowid from items_fts where items_fts match ? and rowid in ({marks})",
-                    ['"' + word.replace('"', '""') + '"', *ids],
-                ).fetchall()
-                found[word] = {int(r[0]) for r in rows}
-        return found
-
-    def documents_holding(self, word: str) -> int:
-        """How many items hold the word (stemmed as the index stems), remembered: a need's words come again."""
-        known = self._document_counts.get(word)
-        if known is None:
-            with self._lock:
-                known = self.db.execute(
-                    "select count(*) from items_fts where items_fts match ?", ['"' + word.replace('"', '""') + '"']
-                ).fetchone()[0]
-            if len(self._document_counts) < 100_000:
-                self._document_counts[word] = known
-        return known
 
     def fts5(self, words: list[str], k: int = 50, among: Iterable[int] | None = None) -> list[Hit]:
         """FTS5's answer to `lexical`, whatever the catalogue's size: what the BM25 index of a large one is

@@ -30,12 +30,6 @@ class Evidence(BaseModel):
     name_gap: float = Field(description="The same, less the function's best name in the catalogue.")
     lexical: float = Field(description="BM25 of the function's words in the item, over the function's best (0 to 1).")
     lexical_rank: int = Field(description="The item's rank by BM25, 1 for the best; 0: no word in common.")
-    coverage: float = Field(
-        1.0,
-        description="The share of the function's words the item holds, each weighted by how rare it is in the "
-        "catalogue (BM25's idf): low where the need names what the item is not ('Zocdoc' for a Zscaler server), "
-        "lowest where it names what no item holds.",
-    )
     history: float = Field(
         0.0, description="Share of the nearest past mashups' weight (nearest to the function) that used the item."
     )
@@ -100,7 +94,6 @@ BASE = (
     "name_gap",
     "lexical",
     "lexical_top",
-    "coverage",
     "history",
     "history_requirement",
     "named",
@@ -127,7 +120,6 @@ def vector(e: Evidence) -> np.ndarray:
             e.name_gap,
             e.lexical,
             _top(e.lexical_rank),
-            e.coverage,
             e.history,
             e.history_requirement,
             e.named,

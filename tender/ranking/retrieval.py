@@ -5,7 +5,6 @@ Candidates come from three rankings fused by reciprocal rank: the items whose te
 past mashups used. Items the requirement names are always in. Then every candidate gets its Evidence and the
 scorer's probability that it serves the function."""
 
-import math
 import threading
 from collections import defaultdict
 from collections.abc import Iterable
@@ -80,7 +79,6 @@ class Ranker:
         self._names = catalog.vectors("name")
         self._dense, self._name_dense = catalog.dense_search("api"), catalog.dense_search("name")
         self._ids = np.array(self._items.ids, dtype=np.int64)
-        self._item_count = len(self._ids)
         self._deprecated = {a.id for a in catalog.apis() if a.gone}
         self._uninstallable = {a.id for a in catalog.apis() if a.kind == "server" and not routes_of(a.details)}
         self.eligibility = Eligibility(catalog.apis(), self._ids)
@@ -178,7 +176,6 @@ class Ranker:
             )
         best_bm25 = max(bm25.values(), default=0.0)
         lexical_scores = sorted(bm25.values(), reverse=True)
-        coverage = self._coverage(function, pool)
         if self.reader is not None:
             read = self._read(function, requirement, pool)
         else:
@@ -199,7 +196,6 @@ class Ranker:
                 name_gap=round(name - read.best_name, 6),
                 lexical=round(score_lex / best_bm25, 6) if best_bm25 > 0 else 0.0,
                 lexical_rank=(sum(1 for s in lexical_scores if s > score_lex) + 1) if score_lex > 0 else 0,
-                coverage=coverage.get(item, 1.0),
                 history=round(history.get(item, 0.0), 6),
                 history_requirement=round(history_requirement.get(item, 0.0), 6),
                 uses=self._uses.get(item, 0),
@@ -217,24 +213,6 @@ class Ranker:
         if folding:
             found = self._folded(found)
         return Shortlist(function=function, candidates=tuple(found[:depth]))
-
-    def _coverage(self, function: str, pool: list[int]) -> dict[int, float]:
-        """Each pool item's share of the function's word weight (idf as BM25's, floored at 0: a word in most items
-        weighs nothing), by the catalogue's own index; a word no item holds weighs the most and no item covers it."""
-        words = [w for w in query_terms(function) if len(w) > 2 or w.isdigit()]
-        if not words or not pool:
-            return {}
-        n = self._item_count
-        weight = {
-            w: max(0.0, math.log((n - d + 0.5) / (d + 0.5)))
-            for w in words
-            if (d := self.catalog.documents_holding(w)) >= 0
-        }
-        total = sum(weight.values())
-        if total <= 0:
-            return {}
-        held = self.catalog.holding([w for w in words if weight[w] > 0], pool)
-        return {item: round(sum(weight[w] for w, items in held.items() if item in items) / total, 6) for item in pool}
 
     def _folded(self, found: list[Candidate]) -> list[Candidate]:
         """Each tool's candidacy as its server's, where that is the better of the two (the server bid with the
