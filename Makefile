@@ -27,17 +27,12 @@ setup: $(VENV)/.dev
 encoder: $(VENV)/.dev
 	$(BIN)/tender train encoder
 
-# The demo catalogue, today's, from the snapshots in ../shared/data: the MCP servers of the MCP Registry seed, toolsdk's
-# registry and Docker's catalogue (one item a server, with how to install it, and each of its tools), the public-apis
-# directory of free web APIs, and what the latest harvest saw when it started the servers (tender/catalog/assets).
-# `catalog-programmableweb` builds the paper's catalogue (history included).
-SHARED := ../shared/data
-HARVEST := $(lastword $(sort $(wildcard tender/catalog/assets/harvest-*.jsonl)))
-DEMO_SOURCES := --mcp-registry $(SHARED)/mcp-registry/seed_2025_05_16.json \
-	--toolsdk $(SHARED)/toolsdk-mcp-registry/servers.jsonl --docker-mcp $(SHARED)/docker-mcp-catalog/servers.jsonl \
-	--public-apis $(SHARED)/public-apis/public-apis-README.md $(if $(HARVEST),--harvest $(HARVEST))
+# The demo catalogue, today's (tender/catalog/demo.py): the MCP servers of the MCP Registry seed, toolsdk's registry
+# and Docker's catalogue, the public-apis directory of free web APIs (the snapshots in ../shared/data), and what the
+# latest harvest saw when it started the servers (tender/catalog/assets). `catalog-programmableweb` builds the
+# paper's catalogue (history included).
 catalog: $(BIN)/tender
-	$(BIN)/tender catalog build --no-mashups $(DEMO_SOURCES)
+	$(BIN)/tender catalog build --demo
 
 catalog-programmableweb: $(BIN)/tender
 	$(BIN)/tender catalog build --db $$($(BIN)/python -c 'from tender.settings import Settings; print(Settings.from_env().home)')/programmableweb.db

@@ -297,25 +297,22 @@ def catalog_build(
     if settings.reader_model:  # said before the build, not after it installed the catalogue
         settings.model_spec(settings.reader_model, "TENDER_READER_MODEL")
     if demo:
-        from tender.catalog.harvest import shipped_harvest
-        from tender.evaluation.catalogues import demo_sources
+        from tender.catalog.demo import demo_harvest, demo_sources
         from tender.errors import DataMissing
-        from tender.evaluation.datasets import Paths
 
-        shared = settings.data_dir.parent
         try:
-            found = demo_sources(Paths(shared))
+            found = demo_sources(settings.data_dir.parent)
         except DataMissing as error:
             raise click.UsageError(
                 f"--demo reads the MCP catalogue and public-apis snapshots beside the ProgrammableWeb data; "
                 f"{error.folder}/{error.name} is not there. Set TENDER_DATA to the programmableweb folder of the "
                 "shared data (its parent holds mcp-registry, toolsdk-mcp-registry, docker-mcp-catalog, public-apis)."
             ) from None
-        mcp_registry = (*mcp_registry, *found["mcp_registry"])
-        public_apis = (*public_apis, *found["public_apis"])
+        mcp_registry = (*mcp_registry, *map(str, found["mcp_registry"]))
+        public_apis = (*public_apis, *map(str, found["public_apis"]))
         toolsdk = (*toolsdk, *found["toolsdk"])
         docker_mcp = (*docker_mcp, *found["docker_mcp"])
-        harvest_files = (*harvest_files, *([shipped] if (shipped := shipped_harvest()) else []))
+        harvest_files = (*harvest_files, *demo_harvest())
         no_mashups = True
     others = bool(openapi or mcp or mcp_config or mcp_listing or public_apis or mcp_registry or toolsdk or docker_mcp)
     if not apis_path and not others:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from tender.catalog import Catalog, CatalogError
 from tender.catalog.build import build_from_sources
+from tender.catalog.demo import demo_harvest, demo_sources
+from tender.catalog.harvest import harvest_source, read_harvest
 from tender.catalog.sources.gather import gather
 from tender.settings import Settings
 
@@ -31,19 +33,14 @@ def _sources(name: str, paths: Paths):
             public_apis=[str(paths.need("public-apis", "public-apis-README.md"))],
         )
     if name == "demo":
-        return gather(**demo_sources(paths))
+        found = demo_sources(paths.shared)
+        return gather(
+            mcp_registry=[str(p) for p in found["mcp_registry"]],
+            public_apis=[str(p) for p in found["public_apis"]],
+            toolsdk=found["toolsdk"],
+            docker_mcp=found["docker_mcp"],
+        ) + [harvest_source(path) for path in demo_harvest()]
     raise UnknownDataset(f"no catalogue {name!r}")
-
-
-def demo_sources(paths: Paths) -> dict:
-    """The demo catalogue's sources (`make demo` builds the same): the MCP Registry seed, toolsdk's and Docker's MCP
-    catalogues and the public-apis directory."""
-    return dict(
-        mcp_registry=[str(paths.need("mcp-registry", "seed_2025_05_16.json"))],
-        public_apis=[str(paths.need("public-apis", "public-apis-README.md"))],
-        toolsdk=[paths.need("toolsdk-mcp-registry", "servers.jsonl")],
-        docker_mcp=[paths.need("docker-mcp-catalog", "servers.jsonl")],
-    )
 
 
 class Catalogues:
@@ -83,6 +80,7 @@ class Catalogues:
                 path,
                 self.settings.embedder(threads=None, catalog=path),
                 progress=self.progress,
+                harvested=[r for f in demo_harvest() for r in read_harvest(f)] if name == "demo" else (),
             )
         return path
 
