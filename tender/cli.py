@@ -353,6 +353,7 @@ def catalog_build(
         click.echo(f"Read {source.info.name}: {source.info.detail}.", err=True)
     excluded = read_mashup_ids(exclude_mashups) if exclude_mashups else []
     db_path = db_path or settings.catalog_path
+    before = _built_from(db_path)
     meta = build_from_sources(
         sources,
         db_path,
@@ -366,6 +367,12 @@ def catalog_build(
         f"{meta['mashups']} mashups, {meta['categories']} categories, "
         f"{meta['texts_embedded']} texts embedded, in {meta['build_seconds']} s, with {meta['model']}."
     )
+    if before and before[0] != _kinds(json.loads(meta.get("sources", "[]"))):
+        click.echo(
+            f"It replaced the catalogue that file held (built from {', '.join(before[0])} on {before[1]}); "
+            "build into another file with --db to keep both.",
+            err=True,
+        )
     if meta.get("texts_truncated", "0") != "0":
         click.echo(
             f"{meta['texts_truncated']} texts were longer than {MAX_EMBEDDED_CHARS:,} characters: only their "
@@ -380,6 +387,25 @@ def catalog_build(
             "`tender catalog read-ahead` reads them all now.",
             err=True,
         )
+
+
+def _kinds(sources: list[dict]) -> tuple[str, ...]:
+    return tuple(sorted({str(s.get("kind", "?")) for s in sources}))
+
+
+def _built_from(db_path: Path) -> tuple[tuple[str, ...], str] | None:
+    """The kinds of source and the date of the catalogue at db_path, or None where there is none to read."""
+    import sqlite3
+    from contextlib import closing
+
+    if not Path(db_path).is_file():
+        return None
+    try:
+        with closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as conn:
+            meta = dict(conn.execute("select key, value from meta where key in ('sources', 'built_at')").fetchall())
+        return _kinds(json.loads(meta.get("sources", "[]"))), meta.get("built_at", "?")[:10]
+    except (sqlite3.Error, ValueError):  # not a catalogue Tender can read: the build says so elsewhere
+        return None
 
 
 @catalog.command("harvest")

@@ -212,3 +212,24 @@ def test_build_can_leave_mashups_out(sources, tmp_path):
     cat = Catalog(path)
     assert {m.id for m in cat.mashups()}.isdisjoint({0, 2})
     assert cat.meta["excluded_mashups"] == "2"
+
+
+def test_a_build_over_a_catalogue_of_other_sources_says_it_replaced_it(sources, tmp_path):
+    from click.testing import CliRunner
+
+    from tender.cli import main
+
+    db = tmp_path / "catalog.db"
+    env = {"TENDER_EMBEDDING_MODEL": "hashing", "TENDER_HOME": str(tmp_path / "home")}
+    (tmp_path / "README.md").write_text(
+        "## Weather\n\n| API | Description | Auth | HTTPS | CORS |\n|---|---|---|---|---|\n"
+        "| [Sky](https://sky.example) | Forecasts for a city | No | Yes | Yes |\n"
+    )
+    build = ["catalog", "build", "--quiet", "--db", str(db)]
+    first = CliRunner().invoke(main, [*build, "--apis", str(sources[0]), "--no-mashups"], env=env)
+    same = CliRunner().invoke(main, [*build, "--apis", str(sources[0]), "--no-mashups"], env=env)
+    other = CliRunner().invoke(main, [*build, "--public-apis", str(tmp_path / "README.md")], env=env)
+
+    assert first.exit_code == same.exit_code == other.exit_code == 0, (first.output, same.output, other.output)
+    assert "replaced" not in first.output and "replaced" not in same.output
+    assert "replaced the catalogue that file held (built from jsonl" in other.output
