@@ -25,10 +25,11 @@ PY = sys.executable
 
 
 @pytest.fixture(scope="module")
-def five(tmp_path_factory):
+def five(tmp_path_factory):  # the tests that use it are marked `servers`
     return load_servers(npm_and_pypi_servers(tmp_path_factory.mktemp("files")), timeout=60)
 
 
+@pytest.mark.servers
 def test_every_tool_of_five_real_servers_becomes_an_item_of_its_server(five):
     tools = {source.info.name: {api.tool for api in source.apis} for source in five}
     assert list(tools) == ["everything", "filesystem", "memory", "time", "fetch"]
@@ -50,6 +51,7 @@ def test_every_tool_of_five_real_servers_becomes_an_item_of_its_server(five):
             assert deprecated or api.status_source == "listed by the server"
 
 
+@pytest.mark.servers
 def test_input_schemas_and_annotations_are_summarised(five):
     time_tool = next(a for s in five for a in s.apis if a.tool == "get_current_time")
     assert time_tool.details["input_schema"] == {"properties": {"timezone": "string"}, "required": ["timezone"]}

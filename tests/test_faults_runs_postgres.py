@@ -27,6 +27,7 @@ from tender.settings import Settings
 from tests.postgres import NoCluster, _run, binaries, start, stop
 from tests.server_support import REQUIREMENT, TENDER, ok
 
+pytestmark = pytest.mark.postgres
 NOT_STORED = "could not be stored"
 NO_ANSWER = f"did not answer within {SAVE_BUDGET_S:g} s"
 
