@@ -21,15 +21,17 @@ from tender.cli import main
 from tender.errors import SourceError
 from tests.mcp_servers.installed import npm_and_pypi_servers, paged_server, tender_server
 
+# Every test here starts MCP servers over stdio (real ones from npm and PyPI, the tests' own, or commands that fail
+# or hang), most of them behind a catalogue build: the `servers` lane, out of the fast one.
+pytestmark = pytest.mark.servers
 PY = sys.executable
 
 
 @pytest.fixture(scope="module")
-def five(tmp_path_factory):  # the tests that use it are marked `servers`
+def five(tmp_path_factory):
     return load_servers(npm_and_pypi_servers(tmp_path_factory.mktemp("files")), timeout=60)
 
 
-@pytest.mark.servers
 def test_every_tool_of_five_real_servers_becomes_an_item_of_its_server(five):
     tools = {source.info.name: {api.tool for api in source.apis} for source in five}
     assert list(tools) == ["everything", "filesystem", "memory", "time", "fetch"]
@@ -51,7 +53,6 @@ def test_every_tool_of_five_real_servers_becomes_an_item_of_its_server(five):
             assert deprecated or api.status_source == "listed by the server"
 
 
-@pytest.mark.servers
 def test_input_schemas_and_annotations_are_summarised(five):
     time_tool = next(a for s in five for a in s.apis if a.tool == "get_current_time")
     assert time_tool.details["input_schema"] == {"properties": {"timezone": "string"}, "required": ["timezone"]}
