@@ -50,6 +50,18 @@ def catalog(catalog_path, embedder):
     cat.close()
 
 
+# -- lanes ---------------------------------------------------------------------------------------------------
+# Every lane is a marker (registered in pyproject.toml); `make test-fast` runs the tests that carry none of them.
+# A test that uses a PostgreSQL server (the postgres_server fixture, directly or through postgres_url) is marked
+# `postgres` here, so that no test needs to say it twice.
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "postgres_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.postgres)
+
+
 # -- the runs store on PostgreSQL ---------------------------------------------------------------------------
 # The runs-store tests run against SQLite and PostgreSQL alike (`runs_location`). The server is
 # TENDER_TEST_POSTGRES where set (.ci/run starts one), else a cluster this session starts (tests/postgres.py);
@@ -93,7 +105,7 @@ def postgres_url(postgres_server):
         admin.execute(f'drop database if exists "{name}" with (force)')
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def runs_location(request, tmp_path) -> Path | str:
     """Where a test's runs are kept: a runs.db file, or a PostgreSQL database of its own."""
     if request.param == "sqlite":

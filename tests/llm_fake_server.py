@@ -6,6 +6,7 @@ from a script, and a scripted fallback reasoner that records what it was asked.
         reasoner = LLMReasoner(base_url=server.url, model="fake", fallback=ScriptedFallback(), ...)
         ...
         server.requests  # the JSON bodies received, in order
+        server.settled() and server.abandoned  # replies the client hung up on before they ended
 
 A test module gets the `server` and `fallback` fixtures by importing them, and an LLM reasoner on them
 with short timeouts from `llm_reasoner(server, fallback, ...)`.
@@ -14,9 +15,16 @@ Replies are used in order, one per HTTP request; when none is queued, `respond(b
 makes one from the request. With `rejects_json_schema`, a request for
 response_format json_schema is answered HTTP 500 without using a reply, as llama.cpp's server does.
 A request with no reply at all is answered HTTP 500 with `x-should-retry: false`, so a test that
-asks more than it scripted fails quickly and visibly."""
+asks more than it scripted fails quickly and visibly.
+
+What the client did with a Hang or a Trickle is counted, so that a test of a timeout or a deadline asserts what
+the client did rather than how long it took: `abandoned`, replies the client hung up on before they ended, and
+`outlasted`, those it waited out (a Hang that ran its full time, a Trickle read to its last byte). `settled()`
+waits (a guard against hanging, not a bound) until no reply is in flight, so that the counts are final."""
 
 import json
+import select
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -95,6 +103,9 @@ class FakeLLMServer:
         self._stopping = threading.Event()
         self._open = 0
         self.peak_in_flight = 0
+        self.abandoned = 0
+        self.outlasted = 0
+        self._idle = threading.Condition(self._lock)
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, args=(0.05,), daemon=True)
@@ -138,6 +149,31 @@ class FakeLLMServer:
     def _leave(self) -> None:
         with self._lock:
             self._open -= 1
+            self._idle.notify_all()
+
+    def _count(self, what: str) -> None:
+        with self._lock:
+            setattr(self, what, getattr(self, what) + 1)
+
+    def settled(self, guard_s: float = 30) -> bool:
+        """Whether every reply has ended (waiting for that at most `guard_s`): `abandoned` and `outlasted` are final."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._open == 0, guard_s)
+
+    def _hold(self, sock: socket.socket, seconds: float) -> None:
+        """Say nothing for `seconds`, or until the client hangs up (counted as abandoned; else as outlasted)."""
+        until = time.monotonic() + seconds
+        while not self._stopping.wait(0.02):
+            if time.monotonic() >= until:
+                return self._count("outlasted")
+            if select.select([sock], [], [], 0)[0]:
+                try:
+                    hung_up = sock.recv(1, socket.MSG_PEEK) == b""
+                except OSError:
+                    hung_up = True
+                if hung_up:
+                    return self._count("abandoned")
+        return None
 
     def _handler(self):
         server = self
@@ -165,7 +201,7 @@ class FakeLLMServer:
                         {"x-should-retry": "false"},
                     )
                 if isinstance(reply, Hang):
-                    server._stopping.wait(reply.seconds)
+                    server._hold(self.connection, reply.seconds)
                     self.close_connection = True
                     return None
                 if isinstance(reply, Body):
@@ -191,8 +227,9 @@ class FakeLLMServer:
                             return
                         self.wfile.write(data[index : index + 1])
                         self.wfile.flush()
+                    server._count("outlasted")
                 except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up: what the test wants
+                    server._count("abandoned")  # the client gave up: what the test wants
 
             def _send(self, code: int, payload: dict, headers: dict | None = None):
                 return self._send_bytes(code, json.dumps(payload).encode(), "application/json", headers)

@@ -22,7 +22,14 @@ from tests.conftest import ROOT
 HAS_TORCH = (
     importlib.util.find_spec("torch") is not None and importlib.util.find_spec("sentence_transformers") is not None
 )
-needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="needs the train extra (torch, sentence-transformers)")
+
+
+def needs_torch(test):
+    """Marked `torch` (out of the fast lane), and skipped, saying why, where the train extra is not installed."""
+    skipped = pytest.mark.skipif(not HAS_TORCH, reason="needs the train extra (torch, sentence-transformers)")
+    return pytest.mark.torch(skipped(test))
+
+
 # Run in a child with torch and sentence-transformers made unimportable, as in an install without the train extra.
 NO_TORCH = "import sys\nfor name in ('torch', 'sentence_transformers', 'transformers'): sys.modules[name] = None\n"
 

@@ -11,7 +11,7 @@ from tender.catalog.build import build_from_sources
 from tender.catalog.sources.mcp import load_servers
 from tests.mcp_servers.installed import npm_and_pypi_servers, tender_server
 
-pytestmark = pytest.mark.real_model
+pytestmark = [pytest.mark.real_model, pytest.mark.servers]
 
 REQUIREMENTS = [
     ("What time is it right now in Tokyo?", {("time", "get_current_time")}),

@@ -14,7 +14,7 @@ from tender.catalog.sources.mcp import Server, list_servers
 from tender.cli import main
 from tests.mcp_servers.installed import NPM_BIN, PYPI_BIN, ROOT
 
-pytestmark = pytest.mark.install  # it installs and runs packages: -m 'not install' leaves it out
+pytestmark = [pytest.mark.install, pytest.mark.servers]  # it installs and runs real MCP servers' packages
 
 NPM = ROOT / ".mcp-servers"
 

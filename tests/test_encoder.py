@@ -45,6 +45,7 @@ def test_no_api_appears_twice_in_a_batch():
 
 
 @pytest.mark.real_model
+@pytest.mark.torch
 def test_fine_tuning_brings_a_requirement_nearer_to_the_api_it_used(tmp_path):
     from tender.catalog import SentenceTransformerEmbedder
 
@@ -67,6 +68,7 @@ def test_fine_tuning_brings_a_requirement_nearer_to_the_api_it_used(tmp_path):
 
 
 @pytest.mark.real_model
+@pytest.mark.torch
 def test_a_low_rank_delta_learned_in_torch_brings_the_requirement_nearer_in_the_onnx_graph(tmp_path, monkeypatch):
     pairs = [
         ("share holiday snapshots with friends", "Flickr. Photos. Store and share photographs.", 1),

@@ -1,18 +1,19 @@
 """The public-apis directory is read in time linear in its size: a hostile README cannot hold a build for minutes
 (issue 56, row 6: a 3 KB heading line took 35 s, and separator lines and link cells grew as their square). The
 hand-written readers say exactly what the patterns they replaced matched, which this file keeps as their
-specification."""
+specification. Linear is tested without a clock (tests/guards.py): each hostile line is long enough that the
+patterns' reading would run for 10 minutes or more, and is read in a process of its own under a guard of a minute."""
 
 import random
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tender.catalog.sources.public_apis import heading, is_separator, link_of, parse
+from tests.guards import ends_in_a_process_of_its_own
 
 ROOT = Path(__file__).resolve().parent.parent
 # What the directory's lines were read with before: the specification, and the backtracking that was the fault.
@@ -20,6 +21,7 @@ HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 SEPARATOR = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 LINK = re.compile(r"^\[(?P<name>.+?)\]\(\s*(?P<link>[^)\s]+)\s*\)$")
 
+READ = "import sys; from tender.catalog.sources.public_apis import parse; parse(sys.stdin.read(), 'probe')"
 HEAD = "| API | Description | Auth | HTTPS | CORS |\n"
 RULE = "|---|---|---|---|---|\n"
 TABLE = (
@@ -50,18 +52,16 @@ def test_the_readers_say_what_the_patterns_they_replaced_matched():
 @pytest.mark.parametrize(
     "shape, hostile",
     [
-        # cubic before: 1,000 blanks inside a heading took 1.5 s, so these 1,500 about 5 s
-        ("a heading line of blanks", "# a" + " " * 1_500 + "x\n" + TABLE),
-        # quadratic before: 8,000 blanks took 0.24 s, so these 40,000 about 6 s
-        ("a separator line of blanks", "### Weather\n" + HEAD + "|---" + " " * 40_000 + "x\n"),
-        # quadratic before: 8,000 `](` took 2 s, so these 16,000 about 8 s
-        ("a link cell of `](`", "### Weather\n" + HEAD + RULE + "| [a" + "](b" * 16_000 + " | d | No | Yes | Yes |\n"),
+        # cubic before: 1,000 blanks inside a heading took 1.5 s, so these 10,000 about 25 minutes
+        ("a heading line of blanks", "# a" + " " * 10_000 + "x\n" + TABLE),
+        # quadratic before: 16,000 blanks took 1.2 s, so these 400,000 about 12 minutes
+        ("a separator line of blanks", "### Weather\n" + HEAD + "|---" + " " * 400_000 + "x\n"),
+        # quadratic before: 4,000 `](` took 0.6 s, so these 160,000 about 15 minutes
+        ("a link cell of `](`", "### Weather\n" + HEAD + RULE + "| [a" + "](b" * 160_000 + " | d | No | Yes | Yes |\n"),
     ],
 )
-def test_a_hostile_line_is_read_in_a_blink(shape, hostile):
-    start = time.perf_counter()
-    parse(hostile, "probe")
-    assert time.perf_counter() - start < 1.0, shape  # about a millisecond now: a margin for a loaded machine
+def test_a_hostile_line_is_read_in_time_linear_in_its_length(shape, hostile):
+    ends_in_a_process_of_its_own(READ, hostile)
 
 
 def test_an_api_listed_under_many_headings_is_one_item_of_each_in_order():
@@ -74,8 +74,9 @@ def test_an_api_listed_under_many_headings_is_one_item_of_each_in_order():
     assert counts["listed again"] == 2_000
 
 
-def test_a_10_kb_heading_and_10_mb_of_separators_build_within_10_s(tmp_path):
-    """The issue's target, whole: `tender catalog build --public-apis` of the probe's file (was about 25 minutes)."""
+def test_a_10_kb_heading_and_10_mb_of_separators_build(tmp_path):
+    """The issue's target, whole: `tender catalog build --public-apis` of the probe's file (about 25 minutes before
+    the fix; the guard, against hanging, is 2 minutes; how long it takes is the README figures script's to say)."""
     chunk = "| a |\n|---" + " " * 5_000 + "x\n"  # a line with a pipe, then one to try as its table's separator
     readme = tmp_path / "README.md"
     readme.write_text("# a" + " " * 10_000 + "x\n" + TABLE + "\n" + chunk * (10_000_000 // len(chunk) + 1))
@@ -84,8 +85,8 @@ def test_a_10_kb_heading_and_10_mb_of_separators_build_within_10_s(tmp_path):
     command = [sys.executable, "-m", "tender", "catalog", "build", "--public-apis", str(readme), "--quiet"]
     command += ["--db", str(tmp_path / "c.db")]
     try:
-        built = subprocess.run(command, env=env, capture_output=True, text=True, timeout=10)
+        built = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
-        pytest.fail("the build took longer than 10 s")
+        pytest.fail("the build did not end within 120 s")
     assert built.returncode == 0, built.stderr
     assert "3 items" in built.stdout + built.stderr

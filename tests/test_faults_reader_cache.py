@@ -8,7 +8,6 @@ import sqlite3
 import stat
 import subprocess
 import sys
-import time
 from contextlib import closing
 from pathlib import Path
 
@@ -37,12 +36,11 @@ class Counting(HashingEmbedder):
         return super().embed(texts, progress, role)
 
 
-def plan(catalog, cache: Path) -> tuple[list[str], Reader, float]:
-    """The plan's APIs with a reader on this cache folder (a new process's reader), and how long it took."""
+def plan(catalog, cache: Path) -> tuple[list[str], Reader]:
+    """The plan's APIs with a reader on this cache folder (a new process's reader)."""
     reader = Reader(Counting(), cache)
-    start = time.monotonic()
     apis = [a.name for a in Tender(catalog, reader=reader).recommend(Request.create(NEED)).plan.apis]
-    return apis, reader, time.monotonic() - start
+    return apis, reader
 
 
 def cache_file(cache: Path) -> Path:
@@ -52,12 +50,12 @@ def cache_file(cache: Path) -> Path:
 
 @pytest.fixture
 def warm(catalog, tmp_path):
-    """A cache folder a first plan filled, with the plan it gave and how long it took cold."""
+    """A cache folder a first plan filled, with the plan it gave."""
     cache = tmp_path / "cache"
-    apis, reader, cold_s = plan(catalog, cache)
+    apis, reader = plan(catalog, cache)
     reader.close()
     assert apis and cache_file(cache).stat().st_size > 0
-    return cache, apis, cold_s
+    return cache, apis
 
 
 def damage(file: Path, how: str) -> None:
@@ -81,18 +79,17 @@ def damage(file: Path, how: str) -> None:
 
 @pytest.mark.parametrize("how", ["garbage", "truncated", "other schema"])
 def test_a_cache_file_that_is_not_the_cache_is_set_aside_made_again_and_the_plan_served(catalog, warm, how, caplog):
-    cache, cold_plan, cold_s = warm
+    cache, cold_plan = warm
     damage(cache_file(cache), how)
 
     with caplog.at_level(logging.WARNING, logger="tender.reader"):
-        apis, reader, took = plan(catalog, cache)
+        apis, reader = plan(catalog, cache)
         reader.close()
-        again, later, _ = plan(catalog, cache)
+        again, later = plan(catalog, cache)
         later.close()
 
     assert apis == cold_plan == again
-    assert reader.embedder.documents > 0  # read afresh, as on a cold start...
-    assert took < cold_s + 2.0  # ...and no slower than one (generous margin: a loaded 2-core machine)
+    assert reader.embedder.documents > 0  # read afresh, as on a cold start
     assert later.embedder.documents == 0  # the cache made again keeps what the plan read
     warnings = [r.getMessage() for r in caplog.records if r.name == "tender.reader"]
     assert len(warnings) == 1 and "set aside" in warnings[0], warnings
@@ -103,7 +100,7 @@ def test_a_cache_file_that_is_not_the_cache_is_set_aside_made_again_and_the_plan
 def test_stored_vectors_of_the_wrong_size_or_not_finite_are_read_again_never_a_users_invalid_request(
     catalog, warm, blob, caplog
 ):
-    cache, cold_plan, _ = warm
+    cache, cold_plan = warm
     bad = {
         "wrong size": np.zeros(10, np.float32),
         "nan": np.full(64, np.nan, np.float32),
@@ -114,9 +111,9 @@ def test_stored_vectors_of_the_wrong_size_or_not_finite_are_read_again_never_a_u
         db.commit()
 
     with caplog.at_level(logging.WARNING, logger="tender.reader"):
-        apis, reader, _ = plan(catalog, cache)
+        apis, reader = plan(catalog, cache)
         reader.close()
-    again, later, _ = plan(catalog, cache)
+    again, later = plan(catalog, cache)
 
     assert apis == cold_plan == again
     assert reader.embedder.documents > 0 and later.embedder.documents == 0  # replaced in the file
@@ -135,26 +132,33 @@ sys.stdin.read()
 """
 
 
-def test_a_lock_another_process_holds_costs_a_plan_half_a_second_not_every_plan(catalog, warm, caplog):
-    cache, cold_plan, cold_s = warm
+def test_a_lock_another_process_holds_costs_a_plan_half_a_second_not_every_plan(catalog, warm, caplog, monkeypatch):
+    """The file is tried once, waiting for the lock at most BUSY_S (half a second; it was 10 s, then a failed plan),
+    and then left alone: the next plans do not try it again (for RETRY_S), so none of them waits on it."""
+    cache, cold_plan = warm
+    waits: list[float] = []  # the busy timeout of each attempt to open the cache file
+    connect = sqlite3.connect
+
+    def spy(database, *args, **kwargs):
+        if str(database) == str(cache_file(cache)):
+            waits.append(kwargs.get("timeout", 5.0))  # sqlite3's own default: 5 s
+        return connect(database, *args, **kwargs)
+
     with subprocess.Popen(
         [sys.executable, "-c", HOLD, str(cache_file(cache))], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     ) as holder:
         try:
             assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+            monkeypatch.setattr(reader_module.sqlite3, "connect", spy)
             with caplog.at_level(logging.WARNING, logger="tender.reader"):
-                apis, reader, took = plan(catalog, cache)
+                apis, reader = plan(catalog, cache)
                 tender = Tender(catalog, reader=reader)
-                start = time.monotonic()
-                for _ in range(3):
-                    tender.recommend(Request.create(NEED))
-                three_more = time.monotonic() - start
+                more = [tender.recommend(Request.create(NEED)).plan.apis for _ in range(3)]
                 reader.close()
         finally:
             holder.kill()
-    assert apis == cold_plan
-    assert took < cold_s + reader_module.BUSY_S + 2.0  # was 10 s, then a failed plan
-    assert three_more < 3 * (cold_s + 2.0)  # the file is left alone for a while: no plan waits on it again
+    assert apis == cold_plan and all(more)
+    assert waits == [reader_module.BUSY_S] and reader_module.BUSY_S <= 0.5  # once, for half a second at most
     warnings = [r.getMessage() for r in caplog.records if r.name == "tender.reader"]
     assert len(warnings) == 1 and "database is locked" in warnings[0] and "tried again every 60 s" in warnings[0]
     assert cache_file(cache).stat().st_size > 0  # a locked file is not the cache's fault: kept as it is
@@ -198,10 +202,10 @@ def tmpfs(tmp_path):
 
 
 def test_a_full_file_system_serves_the_plan_and_says_so_once(catalog, warm, tmpfs, caplog):
-    _, cold_plan, _ = warm
+    _, cold_plan = warm
     full = tmpfs("size=64k")
     with caplog.at_level(logging.WARNING, logger="tender.reader"):
-        first, reader, _ = plan(catalog, full / "cache")
+        first, reader = plan(catalog, full / "cache")
         tender = Tender(catalog, reader=reader)
         again = [a.name for a in tender.recommend(Request.create(NEED)).plan.apis]
         reader.close()
@@ -212,12 +216,12 @@ def test_a_full_file_system_serves_the_plan_and_says_so_once(catalog, warm, tmpf
 
 def test_a_read_only_file_system_is_read_as_it_is(catalog, tmpfs, caplog):
     fs = tmpfs("size=8m")
-    cold_plan, reader, _ = plan(catalog, fs / "cache")
+    cold_plan, reader = plan(catalog, fs / "cache")
     reader.close()
     tmpfs("ro")
     with caplog.at_level(logging.WARNING, logger="tender.reader"):
-        apis, reader, _ = plan(catalog, fs / "cache")
-        fresh, other, _ = plan(catalog, fs / "other-cache")  # no file yet, and none can be made
+        apis, reader = plan(catalog, fs / "cache")
+        fresh, other = plan(catalog, fs / "other-cache")  # no file yet, and none can be made
         reader.close()
     assert apis == cold_plan == fresh
     assert reader.embedder.documents == 0  # what the file holds is still read

@@ -3,7 +3,6 @@
 import json
 import signal
 import subprocess
-import time
 
 import pytest
 
@@ -34,16 +33,15 @@ def initialized(server_env):  # noqa: F811 (fixture)
 
 
 def test_the_first_sigint_stops_the_stdio_server_while_stdin_is_open(initialized):
-    started = time.monotonic()
     initialized.send_signal(signal.SIGINT)
 
     try:
-        code = initialized.wait(timeout=15)
+        code = initialized.wait(timeout=60)  # a guard: before the fix it waited for stdin to close, for ever
     except subprocess.TimeoutExpired:
         pytest.fail("the server ignored SIGINT while its stdin was open")
     stderr = initialized.stderr.read().decode()
 
-    assert code == 130 and time.monotonic() - started < 15
+    assert code == 130
     assert stderr.rstrip().endswith("Interrupted.") and "Traceback" not in stderr
 
 

@@ -123,9 +123,9 @@ def test_a_server_that_never_answers_costs_its_timeout(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(harvesting, "package_facts", lambda r, f: Facts(frozenset({"1.0.0"}), "1.0.0", ()))
     out = tmp_path / "harvest.jsonl"
-    harvest([Target(refs=["toolsdk:slow"], route=package("npm", "slow", "1.0.0"))], out, timeout=2, jobs=1)
+    harvest([Target(refs=["toolsdk:slow"], route=package("npm", "slow", "1.0.0"))], out, timeout=1, jobs=1)
     [record] = read_harvest(out)
-    assert not record.started and "within 2 s" in record.error
+    assert not record.started and "within 1 s" in record.error
 
 
 def test_a_server_and_what_it_started_are_stopped_when_its_listing_ends(tmp_path, monkeypatch):

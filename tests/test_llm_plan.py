@@ -2,7 +2,6 @@
 
 import html
 import re
-import time
 
 import pytest
 
@@ -89,14 +88,14 @@ def test_an_llm_that_never_answers_well_gives_the_offline_plan(catalog, embedder
 
 def test_a_hanging_endpoint_costs_one_timeout_not_one_per_contractor(catalog, embedder):
     with FakeLLMServer(respond=lambda body: Hang(5)) as server:
-        started = time.perf_counter()
         run = tender(catalog, embedder, server, contractors=True, max_in_flight=1).recommend(
             Request.create(REQUIREMENT)
         )
-        took = time.perf_counter() - started
+        assert server.settled()
 
-    assert run.plan.apis and took < 4
-    assert len(server.requests) == 1
+    assert run.plan.apis
+    assert len(server.requests) == 1  # one call waited for its timeout; every other bid fell back without asking
+    assert (server.abandoned, server.outlasted) == (1, 0)  # ...and hung up at it
     assert "no answer within 1 s" in run.plan.notes[0]
     assert any(note.startswith("The LLM endpoint failed (no answer within 1 s") for note in run.plan.notes)
     # Every bid fell back (a contractor reached by several calls falls back once per call), none waited again.

@@ -2,7 +2,6 @@
 (the fallback's where the LLM could not give one) and notes that say what happened."""
 
 import threading
-import time
 
 import pytest
 
@@ -329,14 +328,12 @@ def test_a_hanging_server_times_out_and_later_steps_do_not_wait_for_it(server, f
     context = RunContext()
     llm = reasoner(server, fallback, timeout_s=0.3, max_retries=1)
 
-    started = time.perf_counter()
     first = llm.run(decompose(), context)
     second = llm.run(bid(), context)
-    took = time.perf_counter() - started
 
     assert first == fallback.outputs[DecomposeTask] and second == fallback.outputs[BidTask]
-    assert len(server.requests) == 2  # the second step did not ask the failing endpoint
-    assert took < 2.5
+    assert len(server.requests) == 2  # one call, tried twice; the second step did not ask the failing endpoint
+    assert server.settled() and (server.abandoned, server.outlasted) == (2, 0)  # each attempt hung up at 0.3 s
     assert context.notes[0] == (
         "manager, decompose: the LLM endpoint failed (no answer within 0.3 s, 2 attempts); "
         "the test-scripted-fallback reasoner answered this step."

@@ -164,17 +164,13 @@ def test_an_llm_manager_plans_and_a_rerun_is_answered_from_the_cache(llama, cata
     # A token budget keeps the slow model to a few calls; past it the embedded reasoner carries on.
     budget = 5000
 
-    started = time.perf_counter()
     run = tender.recommend(Request.create(REQUIREMENT), RunContext(max_tokens=budget))
-    first_s = time.perf_counter() - started
-    started = time.perf_counter()
     again = tender.recommend(Request.create(REQUIREMENT), RunContext(max_tokens=budget))
-    again_s = time.perf_counter() - started
 
     plan = run.plan
     print(
-        f"\nmanager-led, LLM manager: {first_s:.1f} s, {plan.cost.llm_calls} calls, {plan.cost.tokens_by_role}, "
-        f"{plan.cost.fallbacks} fallbacks; from the cache: {again_s:.2f} s\n" + "\n".join(plan.notes)
+        f"\nmanager-led, LLM manager: {plan.cost.llm_calls} calls, {plan.cost.tokens_by_role}, "
+        f"{plan.cost.fallbacks} fallbacks; from the cache: {again.plan.cost.cache_hits} hits\n" + "\n".join(plan.notes)
     )
     assert plan.backends == {"manager": "llm", "contractors": "offline"} and plan.steps
     assert plan.cost.llm_calls >= 2
@@ -193,8 +189,6 @@ def test_an_llm_manager_plans_and_a_rerun_is_answered_from_the_cache(llama, cata
     assert again.plan.cost.cache_hits == valid
     assert again.plan.cost.tokens == plan.cost.tokens
     assert [a.api_id for a in again.plan.apis] == [a.api_id for a in plan.apis]
-    if valid == plan.cost.llm_calls:
-        assert again_s < first_s / 5
 
 
 def test_a_contractor_bids_from_its_own_knowledge(llama, catalog, embedder):
@@ -226,10 +220,8 @@ def test_a_slow_answer_times_out_and_the_step_falls_back(llama, embedder):
     task = DecomposeTask(requirement=REQUIREMENT)
     context = RunContext()
 
-    started = time.perf_counter()
     output = smollm(llama, offline, timeout_s=0.5, max_retries=0, max_output_tokens=32).run(task, context)
-    took = time.perf_counter() - started
 
     assert output == offline.run(task, RunContext())
     assert "the LLM endpoint failed (no answer within 0.5 s, 1 attempt)" in context.notes[-1]
-    assert context.cost.fallbacks == 1 and took < 5
+    assert context.cost.fallbacks == 1

@@ -1,5 +1,7 @@
 """Honest plans (issue 47): an item its source marks gone never takes a need unless the request includes such items;
-a need only gone items could serve is unserved, and the plan names them. Real encoder, small catalogues made here."""
+a need only gone items could serve is unserved, and the plan names them. Real encoder, small catalogues made here.
+The assertions name the item that must serve a need and the items that must not, never the ranking model's exact
+list, so that they hold for a refit model."""
 
 import json
 
@@ -62,7 +64,8 @@ def catalogue(tmp_path_factory):
 
 def test_a_gone_item_never_takes_a_need_beside_a_live_one(catalogue):
     plan = plan_for(catalogue, ["show places on an interactive map"])
-    assert [a.name for a in plan.apis] == ["OpenStreetMap"]
+    names = {a.name for a in plan.apis}
+    assert "OpenStreetMap" in names and "Google Maps" not in names  # the one live map, never the gone one
     assert all(a.status != "deprecated" for a in plan.apis)
 
 
@@ -70,12 +73,12 @@ def test_a_need_only_gone_items_serve_is_unserved_and_names_them(catalogue):
     plan = plan_for(catalogue, ["weather forecast for a city", "send an SMS text message"])
     weather, sms = plan.steps
     assert not weather.awarded and "no longer available: Dark Sky" in weather.reason
-    assert [a.api_name for a in sms.awarded] == ["Twilio SMS"]
+    assert "Twilio SMS" in {a.api_name for a in sms.awarded} and "Dark Sky" not in {a.api_name for a in sms.awarded}
 
 
 def test_the_request_may_include_gone_items_and_the_plan_then_warns(catalogue):
     plan = plan_for(catalogue, ["weather forecast for a city"], include_deprecated=True)
-    assert [a.name for a in plan.apis] == ["Dark Sky"]
+    assert "Dark Sky" in {a.name for a in plan.apis}  # the only weather item, gone
     assert any("Dark Sky is deprecated" in note for note in plan.notes)
 
 
@@ -97,7 +100,7 @@ def test_usage_history_never_hands_a_need_to_an_item_whose_description_does_not_
     plan = plan_for(tender, ["list the earthquakes of the last week", "show them on a map"])
     quake, shown = plan.steps
     assert not quake.awarded, quake.awarded
-    assert [a.api_name for a in shown.awarded] == ["MapCo"]
+    assert "MapCo" in {a.api_name for a in shown.awarded}
 
 
 def test_each_awarded_need_lists_its_runners_up_and_says_when_it_was_a_close_call(tmp_path):

@@ -60,6 +60,7 @@ def test_tender_runs_takes_a_file_or_a_postgresql_url_and_nothing_else():
         Settings.from_env({"TENDER_RUNS": "mysql://tender:secret@db.example/tender"})
 
 
+@pytest.mark.postgres  # the postgres extra, with no server
 def test_a_server_that_is_down_costs_a_note_not_a_plan_and_no_password_is_shown(tmp_path):
     store = PostgresRunStore(f"postgresql://tender:secret@/tender?host={tmp_path}&port=5432", timeout_s=1)
     run = make_run("x")
@@ -72,6 +73,7 @@ def test_a_server_that_is_down_costs_a_note_not_a_plan_and_no_password_is_shown(
     store.close()
 
 
+@pytest.mark.postgres
 def test_a_restarted_server_costs_only_the_runs_made_while_it_was_down(monkeypatch):
     import tender.answers.runs_postgres as runs_postgres
 

@@ -103,6 +103,7 @@ def inspector(npx: str, env: dict, *args: str, exit_code: int = 0) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.servers  # the MCP Inspector, from npm
 def test_inspector_cli_lists_and_calls_the_tools(npx, server_env):
     listed = inspector(npx, server_env, "--method", "tools/list")
     tools = {tool["name"]: tool for tool in listed["tools"]}
