@@ -66,6 +66,10 @@ class TenderGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             sys.exit(130)
+        except click.UsageError as error:  # click would print the usage and a hint over four lines
+            where = error.ctx.command_path if error.ctx else "tender"
+            click.secho(f"Error: {error.format_message()} (`{where} --help` shows the options)", fg="red", err=True)
+            sys.exit(2)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # click prints these itself
         except Exception as error:

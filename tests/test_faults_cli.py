@@ -38,7 +38,7 @@ def test_a_value_out_of_range_is_one_line_exit_2(run):
     result = run("recommend", "restaurants on a map", "--max-apis", "1000")
 
     assert result.exit_code == 2
-    assert "max_apis" in one_line_error(result) and "50" in one_line_error(result)
+    assert "--max-apis" in one_line_error(result) and "50" in one_line_error(result)
 
 
 def test_a_bad_environment_variable_is_one_line_exit_2(run):
