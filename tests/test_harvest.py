@@ -159,3 +159,37 @@ os.execv({sys.executable!r}, [{sys.executable!r}, {str(PAGED)!r}])
     else:
         os.kill(child, 9)
         raise AssertionError("the server's child was left running")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="adoption of what a server leaves is read from /proc")
+def test_a_daemon_that_left_the_servers_process_group_is_stopped_too(tmp_path, monkeypatch):
+    """A server may start a daemon in a session of its own (setsid), which its process group's signal misses."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    pids = tmp_path / "pids"
+    (folder / "npx").write_text(
+        f"""#!{sys.executable}
+import os, subprocess, sys
+child = subprocess.Popen([{sys.executable!r}, "-c", "import time; time.sleep(300)"], start_new_session=True)
+open({str(pids)!r}, "w").write(str(child.pid))
+os.execv({sys.executable!r}, [{sys.executable!r}, {str(PAGED)!r}])
+"""
+    )
+    (folder / "npx").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(harvesting, "package_facts", lambda r, f: Facts(frozenset({"1.0.0"}), "1.0.0", ()))
+    out = tmp_path / "harvest.jsonl"
+    harvest([Target(refs=["toolsdk:daemon"], route=package("npm", "daemon", "1.0.0"))], out, timeout=60, jobs=1)
+    assert read_harvest(out)[0].started
+    daemon = int(pids.read_text())
+    for _ in range(50):
+        try:
+            os.kill(daemon, 0)
+        except ProcessLookupError:
+            break
+        import time
+
+        time.sleep(0.1)
+    else:
+        os.kill(daemon, 9)
+        raise AssertionError("the daemon the server started in its own session was left running")

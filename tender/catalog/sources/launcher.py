@@ -24,13 +24,53 @@ def _limited() -> None:
 
 
 def _die_with_parent() -> None:
-    """On Linux, this launcher is sent SIGTERM when Tender dies (killed, even with -9), so that it stops its server."""
+    """On Linux, this launcher is sent SIGTERM when Tender dies (killed, even with -9), so that it stops its server;
+    and it adopts what the server leaves behind (a subreaper), so that a daemon that left the server's process group
+    with setsid (a harvested server's did) is still its own to stop."""
     try:
         import ctypes
 
-        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        libc = ctypes.CDLL(None)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        libc.prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
     except (OSError, AttributeError):
         pass
+
+
+def _adopted() -> list[int]:
+    """This launcher's living children (on Linux, by /proc): once its server ended, what the server left behind."""
+    me, found = str(os.getpid()), []
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", encoding="ascii", errors="replace") as stat:
+                state, parent = stat.read().rsplit(")", 1)[1].split()[:2]
+        except (OSError, ValueError):
+            continue
+        if parent == me and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def _stop_adopted() -> None:
+    """Kill what the server left running outside its process group, each generation in turn (a killed daemon's own
+    children are adopted next), and reap them."""
+    for _ in range(20):
+        left = _adopted()
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+        if not left:
+            return
 
 
 def _stop(server: subprocess.Popen) -> None:
@@ -83,6 +123,7 @@ def main(argv: list[str]) -> int:
                 os.killpg(server.pid, signal.SIGKILL)  # what it left running when it ended
             except (ProcessLookupError, PermissionError):
                 pass
+            _stop_adopted()
     print(f"\n{MARK} exit status {code}", file=sys.stderr, flush=True)
     return code if code >= 0 else 128 - code
 
