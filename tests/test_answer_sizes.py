@@ -12,7 +12,7 @@ from tender.answers.explain import explain
 from tender.answers.record import record, transcript_page
 from tender.answers.runs import RunStore
 from tender.catalog import build_catalog
-from tender.evaluation import sizes
+from tender.server import sizes
 from tender.server.app import build_server
 from tests.conftest import write_jsonl
 from tests.server_support import ok, settings  # noqa: F401 (fixture)

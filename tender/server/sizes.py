@@ -2,8 +2,8 @@
 tool's and resource's result for the README's requirements, every page of a paged one included (the calls made
 in-memory, warm, so the time is the server's own). The README's sizes and timings come from here:
 
-    python -m tender.evaluation.sizes                 # the catalogue at TENDER_CATALOG (default: TENDER_HOME's)
-    python -m tender.evaluation.sizes --db openapi.db --json sizes.json
+    python -m tender.server.sizes                 # the catalogue at TENDER_CATALOG (default: TENDER_HOME's)
+    python -m tender.server.sizes --db openapi.db --json sizes.json
 
 A tool result counts its text block and its structured copy together: a client passes both on to its model."""
 
