@@ -248,6 +248,8 @@ async def _recommend(
         run = tender.recommend(request, context)
         if app.reader_off:
             run.plan.notes.append(app.reader_off)
+        if app.request_model_off and run.plan.read_by == "rules":
+            run.plan.notes.append(app.request_model_off)
         if rebuilt := app.rebuilt(tender.catalog):
             run.plan.notes.append(rebuilt)
         # the catalogue the run was made on, whatever is published meanwhile

@@ -1,0 +1,180 @@
+"""A small language model run in this process (a GGUF file through llama-cpp-python, the `local` extra): one per
+process and file, shared by every thread that asks, one generation at a time.
+
+What a request pays is its own tokens only: every prompt starts with the same instructions and examples, and
+llama.cpp keeps the tokens it evaluated last, so the next prompt evaluates only what follows the part it shares with
+them (the instructions are evaluated once, at load). Output is held to a JSON schema by a grammar, compiled once per
+schema. A generation stops at its deadline (checked at every token), saying so; the caller decides what then.
+
+`TextModel` is the small interface a reader of requests needs (agents/reasoners/local.py), so that a scripted
+stand-in can take its place in tests."""
+
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+from tender.errors import TenderError
+
+THREADS = 2  # a laptop's share: the model's threads spin, and more than the cores slows every run beside it
+CONTEXT_TOKENS = 4096  # instructions and examples (about 1,000), a request of up to 3,000 characters, the answer
+BATCH_TOKENS = 512
+
+
+@dataclass(frozen=True)
+class Generation:
+    text: str
+    prompt_tokens: int  # evaluated for this request: the prompt less the part shared with the last one
+    completion_tokens: int
+    stopped: str  # "done", "length" (max_tokens reached) or "deadline"
+    seconds: float
+
+
+class TextModel(Protocol):
+    """What reads a request: chat messages in, text held to a JSON schema out, within a deadline."""
+
+    name: str  # as a plan names it, e.g. "Qwen2.5-Coder-1.5B"
+
+    def generate(
+        self, messages: list[dict[str, str]], schema: dict, max_tokens: int, deadline: float | None
+    ) -> Generation:
+        """The model's answer to the messages; `deadline` is a time.monotonic() moment, None for none."""
+        ...
+
+
+class LocalModelUnavailable(TenderError):
+    """The model cannot be loaded here: llama-cpp-python is not installed, or the file is not a model it runs."""
+
+
+def runtime_installed() -> bool:
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def gguf_name(path: Path) -> str:
+    """The model's own name in its GGUF header (general.name), read without loading it; '' where absent."""
+    import struct
+
+    with open(path, "rb") as handle:
+        if handle.read(4) != b"GGUF":
+            return ""
+        version, _, count = struct.unpack("<IQQ", handle.read(20))
+        if version < 2:
+            return ""
+
+        def text() -> str:
+            (length,) = struct.unpack("<Q", handle.read(8))
+            return handle.read(length).decode("utf-8", "replace")
+
+        sizes = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+        for _ in range(min(count, 64)):  # general.name comes among the first keys
+            key = text()
+            (kind,) = struct.unpack("<I", handle.read(4))
+            if kind == 8:
+                value = text()
+                if key == "general.name":
+                    return value
+            elif kind in sizes:
+                handle.seek(sizes[kind], os.SEEK_CUR)
+            else:  # an array: general.name is never after one in practice
+                return ""
+    return ""
+
+
+class LlamaModel:
+    """A GGUF file loaded with llama-cpp-python. Use `load` (one per process and file), not this directly."""
+
+    def __init__(self, path: Path, threads: int = THREADS):
+        try:
+            from llama_cpp import Llama
+        except ImportError:
+            raise LocalModelUnavailable(
+                "llama-cpp-python is not installed: `pip install 'tender-mcp[local]'` installs it."
+            ) from None
+        self.path = path
+        self.name = _shown_name(gguf_name(path) or path.stem)
+        try:
+            self._llama = Llama(
+                model_path=str(path),
+                n_ctx=CONTEXT_TOKENS,
+                n_batch=BATCH_TOKENS,
+                n_threads=threads,
+                n_threads_batch=threads,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError) as error:  # what llama.cpp raises for a file it cannot load
+            raise LocalModelUnavailable(f"{path} cannot be loaded as a model: {error}") from None
+        self._lock = threading.Lock()
+        self._grammars: dict[str, Any] = {}
+
+    def grammar(self, schema: dict):
+        from llama_cpp import LlamaGrammar
+
+        key = json.dumps(schema, sort_keys=True)
+        if key not in self._grammars:
+            self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
+        return self._grammars[key]
+
+    def generate(
+        self, messages: list[dict[str, str]], schema: dict, max_tokens: int, deadline: float | None
+    ) -> Generation:
+        from llama_cpp import StoppingCriteriaList
+
+        started = time.perf_counter()
+        past = [False]
+
+        def out_of_time(tokens, logits) -> bool:
+            past[0] = deadline is not None and time.monotonic() >= deadline
+            return past[0]
+
+        with self._lock:  # one generation at a time: the context and its cached tokens are the model's
+            if deadline is not None and time.monotonic() >= deadline:
+                return Generation("", 0, 0, "deadline", 0.0)
+            before = self._llama.n_tokens
+            reply: Any = self._llama.create_chat_completion(
+                messages=messages,  # type: ignore[arg-type]
+                grammar=self.grammar(schema),
+                max_tokens=max_tokens,
+                temperature=0.0,
+                stopping_criteria=StoppingCriteriaList([out_of_time]),
+            )
+            reused = _shared_prefix(before, self._llama)
+        usage = reply.get("usage", {})
+        finish = reply["choices"][0].get("finish_reason")
+        return Generation(
+            text=reply["choices"][0]["message"].get("content") or "",
+            prompt_tokens=max(0, int(usage.get("prompt_tokens", 0)) - reused),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+            stopped="deadline" if past[0] else "length" if finish == "length" else "done",
+            seconds=time.perf_counter() - started,
+        )
+
+    def warm_up(self, messages: list[dict[str, str]]) -> None:
+        """Evaluate the shared start of every prompt now, so that no request pays for it."""
+        with self._lock:
+            self._llama.create_chat_completion(messages=messages, max_tokens=1, temperature=0.0)  # type: ignore[arg-type]
+
+
+def _shared_prefix(before: int, llama) -> int:
+    """How many of the last prompt's tokens were reused (llama-cpp-python keeps it as the longest common prefix)."""
+    return min(before, int(getattr(llama, "_tender_reused", 0))) if hasattr(llama, "_tender_reused") else 0
+
+
+def _shown_name(name: str) -> str:
+    """The header's name as a plan says it: "Qwen2.5 Coder 1.5B Instruct" -> "Qwen2.5-Coder-1.5B"."""
+    words = name.replace("_", " ").split()
+    kept = [w for w in words if w.lower() not in ("instruct", "gguf", "chat")]
+    return "-".join(kept) or name
+
+
+@lru_cache(maxsize=2)
+def load(path: Path, threads: int = THREADS) -> LlamaModel:
+    """The model in this file, loaded once per process (a second load would map 1 GB more)."""
+    return LlamaModel(path, threads)
