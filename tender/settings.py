@@ -198,13 +198,14 @@ class Settings:
         """The language model that reads requests (agents/local_model.py), loaded once per process; None where
         request_model_file finds none. BadSetting where it cannot be loaded (llama-cpp-python missing, a file that
         is no model)."""
-        from tender.agents.local_model import LocalModelUnavailable, load
+        from tender.agents.local_model import LocalModelUnavailable
+        from tender.agents.reasoners.local import warmed
 
         file = self.request_model_file()
         if file is None:
             return None
         try:
-            return load(file.resolve())
+            return warmed(file.resolve())
         except LocalModelUnavailable as error:
             raise BadSetting(
                 f"The model that reads requests, {echo(str(file), PATH_SHOWN)}, cannot be used: {error} Set "

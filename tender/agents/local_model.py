@@ -113,6 +113,7 @@ class LlamaModel:
             raise LocalModelUnavailable(f"{path} cannot be loaded as a model: {error}") from None
         self._lock = threading.Lock()
         self._grammars: dict[str, Any] = {}
+        self._formatter: Any = None
 
     def grammar(self, schema: dict):
         from llama_cpp import LlamaGrammar
@@ -121,6 +122,23 @@ class LlamaModel:
         if key not in self._grammars:
             self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
         return self._grammars[key]
+
+    def prompt(self, messages: list[dict[str, str]]) -> list[int]:
+        """The messages as the model's own chat template writes them, in tokens."""
+        if self._formatter is None:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            self._formatter = Jinja2ChatFormatter(
+                template=self._llama.metadata["tokenizer.chat_template"],
+                eos_token=self._llama.detokenize([self._llama.token_eos()]).decode("utf-8", "replace"),
+                bos_token="",
+            )
+        text = self._formatter(messages=messages).prompt
+        return self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+
+    def count(self, text: str) -> int:
+        """The tokens of a text, as this model reads it."""
+        return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
     def generate(
         self, messages: list[dict[str, str]], schema: dict, max_tokens: int, deadline: float | None
@@ -134,37 +152,33 @@ class LlamaModel:
             past[0] = deadline is not None and time.monotonic() >= deadline
             return past[0]
 
-        with self._lock:  # one generation at a time: the context and its cached tokens are the model's
+        with self._lock:  # one generation at a time: the context and the tokens it holds are the model's
             if deadline is not None and time.monotonic() >= deadline:
                 return Generation("", 0, 0, "deadline", 0.0)
-            before = self._llama.n_tokens
-            reply: Any = self._llama.create_chat_completion(
-                messages=messages,  # type: ignore[arg-type]
+            tokens = self.prompt(messages)
+            # llama.cpp evaluates only what follows the tokens this prompt shares with the last one it read
+            held = self._llama.input_ids[: self._llama.n_tokens].tolist()
+            shared = next((i for i, (a, b) in enumerate(zip(held, tokens)) if a != b), min(len(held), len(tokens)))
+            reply: Any = self._llama.create_completion(
+                prompt=tokens,
                 grammar=self.grammar(schema),
                 max_tokens=max_tokens,
                 temperature=0.0,
                 stopping_criteria=StoppingCriteriaList([out_of_time]),
             )
-            reused = _shared_prefix(before, self._llama)
-        usage = reply.get("usage", {})
         finish = reply["choices"][0].get("finish_reason")
         return Generation(
-            text=reply["choices"][0]["message"].get("content") or "",
-            prompt_tokens=max(0, int(usage.get("prompt_tokens", 0)) - reused),
-            completion_tokens=int(usage.get("completion_tokens", 0)),
+            text=reply["choices"][0].get("text") or "",
+            prompt_tokens=len(tokens) - shared,
+            completion_tokens=int(reply.get("usage", {}).get("completion_tokens", 0)),
             stopped="deadline" if past[0] else "length" if finish == "length" else "done",
             seconds=time.perf_counter() - started,
         )
 
     def warm_up(self, messages: list[dict[str, str]]) -> None:
-        """Evaluate the shared start of every prompt now, so that no request pays for it."""
+        """Evaluate the start every prompt shares now, so that no request pays for it."""
         with self._lock:
-            self._llama.create_chat_completion(messages=messages, max_tokens=1, temperature=0.0)  # type: ignore[arg-type]
-
-
-def _shared_prefix(before: int, llama) -> int:
-    """How many of the last prompt's tokens were reused (llama-cpp-python keeps it as the longest common prefix)."""
-    return min(before, int(getattr(llama, "_tender_reused", 0))) if hasattr(llama, "_tender_reused") else 0
+            self._llama.create_completion(prompt=self.prompt(messages), max_tokens=1, temperature=0.0)
 
 
 def _shown_name(name: str) -> str:

@@ -10,12 +10,13 @@ import json
 import time
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
 from ..context import RunContext
-from ..local_model import Generation, TextModel
+from ..local_model import Generation, TextModel, load
 from ..tasks import DecomposeTask, Decomposition, FunctionSpec, Task
 from ..text import is_presentation, short_name
 from .base import Reasoner
@@ -118,6 +119,15 @@ def _first_error(error: ValidationError) -> str:
     first = error.errors()[0]
     where = ".".join(str(p) for p in first.get("loc", ())) or "the answer"
     return f"{where}: {first.get('msg', 'invalid')}"
+
+
+@cache
+def warmed(path: Path) -> TextModel:
+    """The model in this GGUF file, loaded once per process with the start every prompt shares already read.
+    LocalModelUnavailable where it cannot be loaded."""
+    model = load(path)
+    model.warm_up(shared_messages())
+    return model
 
 
 class LocalReader(Reasoner):
