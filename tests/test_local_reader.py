@@ -34,10 +34,8 @@ from tests.test_assistant_forms import ITEMS
 
 MIXED = "let Claude read my Google Calendar, and our club site needs weather forecasts"
 READING = {
-    "needs": [
-        {"need": "read Google Calendar events", "for": "assistant"},
-        {"need": "weather forecasts for a city", "for": "app"},
-    ],
+    "assistant": ["read Google Calendar events"],
+    "app": ["weather forecasts for a city"],
     "context": ["our club site"],
 }
 
@@ -116,9 +114,10 @@ def test_the_request_s_own_deadline_bounds_the_reading():
 @pytest.mark.parametrize(
     "answer, said",
     [
-        ('{"needs": "read my calendar"', "not of the expected shape"),  # cut short
-        ('{"needs": [{"need": "read my calendar", "for": "Claude"}], "context": []}', "not of the expected shape"),
-        ('{"needs": [], "context": ["hello"]}', "found no need"),
+        ('{"assistant": ["read my calendar"', "not of the expected shape"),  # cut short
+        ('{"Claude": ["read my calendar"]}', "not of the expected shape"),  # no such user
+        ('{"app": "read my calendar"}', "not of the expected shape"),
+        ('{"context": ["hello"]}', "found no need"),
         ("I cannot help with that.", "not of the expected shape"),
     ],
 )
@@ -140,27 +139,32 @@ def test_the_caller_s_needs_are_not_read_again_and_its_kind_wins(catalog):
 
 
 def test_where_the_model_says_any_form_the_rules_read_the_forms(catalog):
-    words = ["read my Google Calendar", "weather forecasts"]  # the request's own words, which the rules locate
-    any_form = {"needs": [{"need": need, "for": "any"} for need in words], "context": []}
+    any_form = {"any": ["read my Google Calendar", "weather forecasts"]}  # the request's words, which rules locate
     plan = tender_reading_with(catalog, Scripted(json.dumps(any_form))).recommend(Request.create(MIXED)).plan
     assert plan.read_by == "the local model Scripted-1B"
     assert [s.form for s in plan.steps] == ["mcp_server", "web_api"]  # "Claude" before, "club site" before
 
 
-def test_repeated_needs_are_one_step_and_a_showing_need_follows_what_it_shows():
-    answer = {
-        "needs": [
-            {"need": "fetch earthquake data", "for": "app"},
-            {"need": "Fetch earthquake data.", "for": "app"},
-            {"need": "show the quakes on a map", "for": "app"},
-        ],
-        "context": [],
-    }
+def test_repeated_needs_are_one_step_and_a_showing_need_depends_on_what_it_shows():
+    answer = {"app": ["show the quakes on a map", "fetch earthquake data", "Fetch earthquake data."]}
     reading = LocalReader(Scripted(json.dumps(answer)), EmbeddedReasoner()).run(
-        DecomposeTask(requirement="a site that maps recent earthquakes"), RunContext()
+        DecomposeTask(requirement="a site that fetches recent earthquakes and shows them on a map"), RunContext()
     )
     assert [f.description for f in reading.functions] == ["fetch earthquake data", "show the quakes on a map"]
     assert reading.functions[1].depends_on == ["f1"]
+
+
+def test_needs_grouped_by_user_come_back_in_the_order_the_request_says_them():
+    answer = {"assistant": ["post the summary to Slack"], "app": ["stock prices"], "any": ["news about the stocks"]}
+    requirement = "our dashboard shows stock prices and related news, and Claude posts a summary to Slack"
+    reading = LocalReader(Scripted(json.dumps(answer)), EmbeddedReasoner()).run(
+        DecomposeTask(requirement=requirement), RunContext()
+    )
+    assert [(f.description, f.form) for f in reading.functions] == [
+        ("stock prices", "web_api"),
+        ("news about the stocks", "any"),
+        ("post the summary to Slack", "mcp_server"),
+    ]
 
 
 def test_without_a_model_the_plan_says_rules_read_the_request(catalog):
@@ -182,11 +186,11 @@ def test_a_long_request_is_clipped_before_the_model_reads_it():
     assert len(text) <= 3000 and text.endswith("…")
 
 
-def test_the_answer_schema_names_the_three_users_and_requires_needs_and_context():
+def test_the_answer_schema_groups_needs_under_three_users_and_allows_no_other_key():
     schema = answer_schema()
-    assert schema["required"] == ["needs", "context"]
-    need = schema["$defs"]["ReadNeed"]
-    assert need["properties"]["for"]["enum"] == ["assistant", "app", "any"] and need["required"] == ["need", "for"]
+    assert list(schema["properties"]) == ["assistant", "app", "any", "context"]
+    assert schema["additionalProperties"] is False and "required" not in schema  # an empty group is left out
+    assert all(p["items"]["maxLength"] <= 100 for p in schema["properties"].values())
 
 
 SUITES = Path(str(resources.files("tender") / "evaluation" / "suites"))

@@ -7,48 +7,61 @@ The prompt is tender/prompts/local_reader.txt (instructions) and local_reader_ex
 from any suite's test part); both are the start of every prompt, which the model evaluates once."""
 
 import json
+import re
 import time
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..context import RunContext
+from ..form import Form
 from ..local_model import Generation, TextModel, load
 from ..tasks import DecomposeTask, Decomposition, FunctionSpec, Task
 from ..text import is_presentation, short_name
 from .base import Reasoner
 
 READ_DEADLINE_S = 6.0  # a reading not done by then is the rules' (a request's own deadline, if sooner, wins)
-ANSWER_TOKENS = 200  # the longest answer: a dozen needs of a few words, with their forms and the context
+ANSWER_TOKENS = 160  # the longest answer: a dozen needs of a few words, and the context
 REQUIREMENT_CHARS = 3000  # as the LLM backend's decomposition sees it
 MAX_NEEDS = 12
 
-# What the model says of a need, and the form it means (agents/form.py).
-USERS = {"assistant": "mcp_server", "app": "web_api", "any": "any"}
-
-
-class ReadNeed(BaseModel):
-    need: str = Field(min_length=2, max_length=120)
-    for_: Literal["assistant", "app", "any"] = Field(alias="for")
+NEED_CHARS = 100
 
 
 class Reading(BaseModel):
-    """The answer the model writes (its JSON schema holds the model's output to this shape)."""
+    """The answer the model writes: the needs under who will use them, then the context. Every key may be left out,
+    so an answer costs the tokens of its own needs and little more (each token is about a tenth of a second on two
+    busy cores): grouping by form costs a key a form, not a key a need."""
 
-    needs: list[ReadNeed] = Field(max_length=MAX_NEEDS)
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+    assistant: list[str] = Field(default_factory=list, max_length=MAX_NEEDS)
+    app: list[str] = Field(default_factory=list, max_length=MAX_NEEDS)
+    either: list[str] = Field(default_factory=list, max_length=MAX_NEEDS, alias="any")
     context: list[str] = Field(default_factory=list, max_length=MAX_NEEDS)
+
+    def needs(self) -> list[tuple[str, Form]]:
+        """(need, form) for every need, by group: the assistant's, the app's, then those of either."""
+        return [
+            *((n, "mcp_server") for n in self.assistant),
+            *((n, "web_api") for n in self.app),
+            *((n, "any") for n in self.either),
+        ]
 
 
 @cache
 def answer_schema() -> dict:
+    """Reading's schema, every string bounded (the grammar then ends a runaway need)."""
     schema = Reading.model_json_schema(by_alias=True)
-    need = schema["$defs"]["ReadNeed"]
-    need["required"] = ["need", "for"]
-    schema["properties"]["context"]["items"]["maxLength"] = 120
-    schema["required"] = ["needs", "context"]
+    for prop in schema["properties"].values():
+        prop["items"]["maxLength"] = NEED_CHARS
+        prop.pop("default", None)
+        prop.pop("title", None)
+    schema.pop("title", None)
+    schema.pop("description", None)
+    schema["additionalProperties"] = False  # else the grammar lets the model write keys of its own
     return schema
 
 
@@ -83,7 +96,20 @@ class Unusable(Exception):
     """The model's reading cannot be used; the message says why, for the plan's note."""
 
 
-def decomposition_of(generation: Generation) -> Decomposition:
+def in_request_order(requirement: str, needs: list[tuple[str, Form]]) -> list[tuple[str, Form]]:
+    """The needs in the order the request says them (the answer groups them by form): each where the first of its
+    words the request holds stands (a word's first five letters: "posting" for "post"); one it does not hold last."""
+    text = requirement.lower()
+    end = len(text) + 1
+
+    def where(need: tuple[str, Form]) -> int:
+        spots = [text.find(word[:5]) for word in re.findall(r"[a-z0-9]{3,}", need[0].lower())]
+        return min((spot for spot in spots if spot >= 0), default=end)
+
+    return sorted(needs, key=where)
+
+
+def decomposition_of(generation: Generation, requirement: str) -> Decomposition:
     """The model's answer as step 1's output; Unusable where it is cut short or not of the schema's shape."""
     if generation.stopped == "deadline":
         raise Unusable(f"it was not done within its deadline ({generation.seconds:.1f} s)")
@@ -94,8 +120,8 @@ def decomposition_of(generation: Generation) -> Decomposition:
         raise Unusable(f"its answer was not of the expected shape{cut}: {_first_error(error)}") from None
     functions: list[FunctionSpec] = []
     seen: set[str] = set()
-    for item in reading.needs:
-        need = " ".join(item.need.split()).strip(" .,;:")
+    for text, form in in_request_order(requirement, reading.needs()):
+        need = " ".join(text.split()).strip(" .,;:")
         if not need or need.lower() in seen:
             continue
         seen.add(need.lower())
@@ -106,7 +132,7 @@ def decomposition_of(generation: Generation) -> Decomposition:
                 name=short_name(need),
                 description=need,
                 depends_on=earlier if is_presentation(need) and earlier else [],
-                form=USERS[item.for_],  # type: ignore[arg-type]  # the values of USERS are forms
+                form=form,
             )
         )
     if not functions:
@@ -155,7 +181,7 @@ class LocalReader(Reasoner):
         generation = self.model.generate(messages_for(task.requirement), answer_schema(), ANSWER_TOKENS, deadline)
         context.add_tokens("manager", generation.prompt_tokens, generation.completion_tokens, step="manager.decompose")
         try:
-            decomposition = decomposition_of(generation)
+            decomposition = decomposition_of(generation, task.requirement)
         except Unusable as why:
             context.note(f"The local model {self.model.name} could not read the request ({why}); rules read it.")
             return self.fallback.answer(task, context)
