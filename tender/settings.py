@@ -205,7 +205,7 @@ class Settings:
         if file is None:
             return None
         try:
-            return warmed(file.resolve())
+            return warmed(file.resolve(), self.cache_dir)
         except LocalModelUnavailable as error:
             raise BadSetting(
                 f"The model that reads requests, {echo(str(file), PATH_SHOWN)}, cannot be used: {error} Set "

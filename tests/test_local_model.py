@@ -90,3 +90,20 @@ def test_past_its_deadline_the_rules_read_the_request(model):
     reading, context = read(model, "email my daily tasks and post them to Slack", deadline_s=0.01)
     assert reading.read_by == "rules"
     assert len(context.notes) == 1 and "deadline" in context.notes[0] and "rules read it" in context.notes[0]
+
+
+def test_the_shared_start_is_kept_for_the_next_process_and_read_back(tmp_path):
+    from tender.agents.local_model import LlamaModel
+    from tender.agents.reasoners.local import shared_messages
+
+    assert FILE is not None
+    first = LlamaModel(FILE)  # not the process's shared one: each of these reads the instructions afresh
+    first.warm_up(shared_messages(), tmp_path)
+    kept = list((tmp_path / "local-reader").glob("*.state"))
+    assert len(kept) == 1
+    second = LlamaModel(FILE)
+    second.warm_up(shared_messages(), tmp_path)  # read back from the file
+    requirement = "an app that texts me when my package ships"
+    one = first.generate(messages_for(requirement), answer_schema(), 80, None)
+    two = second.generate(messages_for(requirement), answer_schema(), 80, None)
+    assert one.text == two.text and two.prompt_tokens == one.prompt_tokens

@@ -178,10 +178,68 @@ class LlamaModel:
             seconds=time.perf_counter() - started,
         )
 
-    def warm_up(self, messages: list[dict[str, str]]) -> None:
-        """Evaluate the start every prompt shares now, so that no request pays for it."""
+    def warm_up(self, shared: list[dict[str, str]], cache_dir: Path | None = None) -> None:
+        """Read now the tokens every prompt that starts with the `shared` messages shares, so that no request pays
+        for them; with a `cache_dir`, from the state kept there by an earlier process (made and kept otherwise): a
+        command run once then pays a file's read, not seconds of reading its instructions."""
         with self._lock:
-            self._llama.create_completion(prompt=self.prompt(messages), max_tokens=1, temperature=0.0)
+            one = self.prompt([*shared, {"role": "user", "content": "a"}])
+            two = self.prompt([*shared, {"role": "user", "content": "b"}])
+            prefix = one[: next(i for i, (a, b) in enumerate(zip(one, two)) if a != b)]
+            kept = self._state_file(prefix, cache_dir) if cache_dir is not None else None
+            if kept is not None and kept.is_file() and self._load_state(kept, prefix):
+                return
+            self._llama.reset()
+            self._llama.eval(prefix)
+            if kept is not None:
+                self._save_state(kept, prefix)
+
+    def _state_file(self, prefix: list[int], cache_dir: Path) -> Path:
+        import hashlib
+
+        import llama_cpp
+
+        stat = self.path.stat()
+        key = hashlib.sha256(
+            json.dumps(
+                [str(self.path), stat.st_size, stat.st_mtime_ns, llama_cpp.__version__, CONTEXT_TOKENS, prefix]
+            ).encode()
+        ).hexdigest()[:24]
+        return cache_dir / "local-reader" / f"{key}.state"
+
+    def _load_state(self, file: Path, prefix: list[int]) -> bool:
+        """Whether the kept state of these tokens was loaded (a file of another model or version is not)."""
+        import ctypes
+
+        import llama_cpp
+
+        tokens = (llama_cpp.llama_token * CONTEXT_TOKENS)()
+        count = ctypes.c_size_t(0)
+        self._llama.reset()
+        loaded = llama_cpp.llama_state_load_file(
+            self._llama.ctx, str(file).encode(), tokens, CONTEXT_TOKENS, ctypes.byref(count)
+        )
+        if not loaded or list(tokens[: count.value]) != prefix:
+            self._llama.reset()
+            return False
+        self._llama.input_ids[: len(prefix)] = prefix
+        self._llama.n_tokens = len(prefix)
+        self._llama._requires_eval = True  # the next prompt's first new token refreshes the logits
+        return True
+
+    def _save_state(self, file: Path, prefix: list[int]) -> None:
+        import llama_cpp
+
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            partial = file.with_name(f"{file.name}.{os.getpid()}.partial")
+            tokens = (llama_cpp.llama_token * len(prefix))(*prefix)
+            if llama_cpp.llama_state_save_file(self._llama.ctx, str(partial).encode(), tokens, len(prefix)):
+                os.replace(partial, file)
+            else:
+                partial.unlink(missing_ok=True)
+        except OSError:
+            pass  # a cache that cannot be written costs the next process the reading, nothing else
 
 
 def _shown_name(name: str) -> str:

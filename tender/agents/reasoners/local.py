@@ -22,7 +22,7 @@ from ..tasks import DecomposeTask, Decomposition, FunctionSpec, Task
 from ..text import is_presentation, short_name
 from .base import Reasoner
 
-READ_DEADLINE_S = 6.0  # a reading not done by then is the rules' (a request's own deadline, if sooner, wins)
+READ_DEADLINE_S = 10.0  # a reading not done by then is the rules' (a request's own deadline, if sooner, wins)
 ANSWER_TOKENS = 160  # the longest answer: a dozen needs of a few words, and the context
 REQUIREMENT_CHARS = 3000  # as the LLM backend's decomposition sees it
 MAX_NEEDS = 12
@@ -148,11 +148,11 @@ def _first_error(error: ValidationError) -> str:
 
 
 @cache
-def warmed(path: Path) -> TextModel:
-    """The model in this GGUF file, loaded once per process with the start every prompt shares already read.
-    LocalModelUnavailable where it cannot be loaded."""
+def warmed(path: Path, cache_dir: Path | None = None) -> TextModel:
+    """The model in this GGUF file, loaded once per process with the start every prompt shares already read (kept
+    in `cache_dir` for the next process). LocalModelUnavailable where it cannot be loaded."""
     model = load(path)
-    model.warm_up(shared_messages())
+    model.warm_up(shared_messages(), cache_dir)
     return model
 
 
