@@ -13,6 +13,7 @@ import os
 import resource
 import time
 from pathlib import Path
+from typing import Any
 
 from tender.agents.context import RunContext
 from tender.agents.reasoners.embedded import EmbeddedReasoner
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("no model reads requests here: set TENDER_REQUEST_MODEL, or pull one")
     loaded_s = time.perf_counter() - began
     reader, rules = LocalReader(model, EmbeddedReasoner()), EmbeddedReasoner()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for text in texts:
         for name, reasoner in (("model", reader), ("rules", rules)):
             context = RunContext()
