@@ -32,12 +32,8 @@ from tender.catalog.build import build_from_sources
 from tender.catalog.sources.base import Loaded, SourceInfo
 from tests.test_assistant_forms import ITEMS
 
-MIXED = "let Claude read my Google Calendar, and our club site needs weather forecasts"
-READING = {
-    "assistant": ["read Google Calendar events"],
-    "app": ["weather forecasts for a city"],
-    "context": ["our club site"],
-}
+MIXED = "let Claude read my Google Calendar. Our club site needs weather forecasts"
+READING = {"needs": ["read Google Calendar events", "weather forecasts for a city"], "context": ["our club site"]}
 
 
 class Scripted:
@@ -71,11 +67,11 @@ def tender_reading_with(catalog, model, deadline_s: float | None = None) -> Tend
     return Tender(catalog, manager=manager, contractors=contractors)
 
 
-def test_the_model_s_needs_and_their_forms_are_the_plan_s_steps(catalog):
+def test_the_model_s_needs_are_the_plan_s_steps_each_in_the_form_its_words_say(catalog):
     model = Scripted(json.dumps(READING))
     plan = tender_reading_with(catalog, model).recommend(Request.create(MIXED)).plan
     assert [s.function for s in plan.steps] == ["read Google Calendar events", "weather forecasts for a city"]
-    assert [s.form for s in plan.steps] == ["mcp_server", "web_api"]
+    assert [s.form for s in plan.steps] == ["mcp_server", "web_api"]  # "Claude" in the first sentence, "site" next
     assert plan.context == ["our club site"]
     assert plan.read_by == "the local model Scripted-1B"
     assert not any("rules read it" in note for note in plan.notes)
@@ -114,10 +110,10 @@ def test_the_request_s_own_deadline_bounds_the_reading():
 @pytest.mark.parametrize(
     "answer, said",
     [
-        ('{"assistant": ["read my calendar"', "not of the expected shape"),  # cut short
-        ('{"Claude": ["read my calendar"]}', "not of the expected shape"),  # no such user
-        ('{"app": "read my calendar"}', "not of the expected shape"),
-        ('{"context": ["hello"]}', "found no need"),
+        ('{"needs": ["read my calendar"', "not of the expected shape"),  # cut short
+        ('{"needs": ["read my calendar"], "for": "assistant"}', "not of the expected shape"),  # no such key
+        ('{"needs": "read my calendar"}', "not of the expected shape"),
+        ('{"needs": [], "context": ["hello"]}', "found no need"),
         ("I cannot help with that.", "not of the expected shape"),
     ],
 )
@@ -138,15 +134,8 @@ def test_the_caller_s_needs_are_not_read_again_and_its_kind_wins(catalog):
     assert [s.form for s in kind.steps] == ["web_api", "web_api"]
 
 
-def test_where_the_model_says_any_form_the_rules_read_the_forms(catalog):
-    any_form = {"any": ["read my Google Calendar", "weather forecasts"]}  # the request's words, which rules locate
-    plan = tender_reading_with(catalog, Scripted(json.dumps(any_form))).recommend(Request.create(MIXED)).plan
-    assert plan.read_by == "the local model Scripted-1B"
-    assert [s.form for s in plan.steps] == ["mcp_server", "web_api"]  # "Claude" before, "club site" before
-
-
 def test_repeated_needs_are_one_step_and_a_showing_need_depends_on_what_it_shows():
-    answer = {"app": ["show the quakes on a map", "fetch earthquake data", "Fetch earthquake data."]}
+    answer = {"needs": ["show the quakes on a map", "fetch earthquake data", "Fetch earthquake data."]}
     reading = LocalReader(Scripted(json.dumps(answer)), EmbeddedReasoner()).run(
         DecomposeTask(requirement="a site that fetches recent earthquakes and shows them on a map"), RunContext()
     )
@@ -154,16 +143,17 @@ def test_repeated_needs_are_one_step_and_a_showing_need_depends_on_what_it_shows
     assert reading.functions[1].depends_on == ["f1"]
 
 
-def test_needs_grouped_by_user_come_back_in_the_order_the_request_says_them():
-    answer = {"assistant": ["post the summary to Slack"], "app": ["stock prices"], "any": ["news about the stocks"]}
+def test_needs_come_back_in_the_order_the_request_says_them():
+    answer = {"needs": ["post the summary to Slack", "stock prices", "news about the stocks", "a chart"]}
     requirement = "our dashboard shows stock prices and related news, and Claude posts a summary to Slack"
     reading = LocalReader(Scripted(json.dumps(answer)), EmbeddedReasoner()).run(
         DecomposeTask(requirement=requirement), RunContext()
     )
-    assert [(f.description, f.form) for f in reading.functions] == [
-        ("stock prices", "web_api"),
-        ("news about the stocks", "any"),
-        ("post the summary to Slack", "mcp_server"),
+    assert [f.description for f in reading.functions] == [
+        "stock prices",
+        "news about the stocks",
+        "post the summary to Slack",  # "posts": its word's first letters
+        "a chart",  # not in the request's words: last
     ]
 
 
@@ -186,10 +176,10 @@ def test_a_long_request_is_clipped_before_the_model_reads_it():
     assert len(text) <= 3000 and text.endswith("…")
 
 
-def test_the_answer_schema_groups_needs_under_three_users_and_allows_no_other_key():
+def test_the_answer_schema_asks_for_needs_allows_context_and_no_other_key():
     schema = answer_schema()
-    assert list(schema["properties"]) == ["assistant", "app", "any", "context"]
-    assert schema["additionalProperties"] is False and "required" not in schema  # an empty group is left out
+    assert list(schema["properties"]) == ["needs", "context"] and schema["required"] == ["needs"]
+    assert schema["additionalProperties"] is False
     assert all(p["items"]["maxLength"] <= 100 for p in schema["properties"].values())
 
 

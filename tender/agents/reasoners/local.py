@@ -16,7 +16,6 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..context import RunContext
-from ..form import Form
 from ..local_model import Generation, TextModel, load
 from ..tasks import DecomposeTask, Decomposition, FunctionSpec, Task
 from ..text import is_presentation, short_name
@@ -31,24 +30,12 @@ NEED_CHARS = 100
 
 
 class Reading(BaseModel):
-    """The answer the model writes: the needs under who will use them, then the context. Every key may be left out,
-    so an answer costs the tokens of its own needs and little more (each token is about a tenth of a second on two
-    busy cores): grouping by form costs a key a form, not a key a need."""
+    """The answer the model writes: the needs, then the context (which may be left out)."""
 
-    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(extra="forbid")
 
-    assistant: list[str] = Field(default_factory=list, max_length=MAX_NEEDS)
-    app: list[str] = Field(default_factory=list, max_length=MAX_NEEDS)
-    either: list[str] = Field(default_factory=list, max_length=MAX_NEEDS, alias="any")
+    needs: list[str] = Field(max_length=MAX_NEEDS)
     context: list[str] = Field(default_factory=list, max_length=MAX_NEEDS)
-
-    def needs(self) -> list[tuple[str, Form]]:
-        """(need, form) for every need, by group: the assistant's, the app's, then those of either."""
-        return [
-            *((n, "mcp_server") for n in self.assistant),
-            *((n, "web_api") for n in self.app),
-            *((n, "any") for n in self.either),
-        ]
 
 
 @cache
@@ -59,6 +46,7 @@ def answer_schema() -> dict:
         prop["items"]["maxLength"] = NEED_CHARS
         prop.pop("default", None)
         prop.pop("title", None)
+    schema["required"] = ["needs"]
     schema.pop("title", None)
     schema.pop("description", None)
     schema["additionalProperties"] = False  # else the grammar lets the model write keys of its own
@@ -96,14 +84,14 @@ class Unusable(Exception):
     """The model's reading cannot be used; the message says why, for the plan's note."""
 
 
-def in_request_order(requirement: str, needs: list[tuple[str, Form]]) -> list[tuple[str, Form]]:
+def in_request_order(requirement: str, needs: list[str]) -> list[str]:
     """The needs in the order the request says them (the answer groups them by form): each where the first of its
     words the request holds stands (a word's first five letters: "posting" for "post"); one it does not hold last."""
     text = requirement.lower()
     end = len(text) + 1
 
-    def where(need: tuple[str, Form]) -> int:
-        spots = [text.find(word[:5]) for word in re.findall(r"[a-z0-9]{3,}", need[0].lower())]
+    def where(need: str) -> int:
+        spots = [text.find(word[:5]) for word in re.findall(r"[a-z0-9]{3,}", need.lower())]
         return min((spot for spot in spots if spot >= 0), default=end)
 
     return sorted(needs, key=where)
@@ -120,7 +108,7 @@ def decomposition_of(generation: Generation, requirement: str) -> Decomposition:
         raise Unusable(f"its answer was not of the expected shape{cut}: {_first_error(error)}") from None
     functions: list[FunctionSpec] = []
     seen: set[str] = set()
-    for text, form in in_request_order(requirement, reading.needs()):
+    for text in in_request_order(requirement, reading.needs):
         need = " ".join(text.split()).strip(" .,;:")
         if not need or need.lower() in seen:
             continue
@@ -132,7 +120,6 @@ def decomposition_of(generation: Generation, requirement: str) -> Decomposition:
                 name=short_name(need),
                 description=need,
                 depends_on=earlier if is_presentation(need) and earlier else [],
-                form=form,
             )
         )
     if not functions:
