@@ -50,7 +50,7 @@ class Settings:
     # TENDER_READER_MODEL: a strong encoder that reads each shortlist (ranking/reader.py)
     reader_model: str | None = None
     # TENDER_REQUEST_MODEL: the language model that reads a request into needs (agents/reasoners/local.py): a pulled
-    # model's name, a .gguf file, or "rules" (none); unset, the pulled one where there is one (request_model_file)
+    # model's name, a .gguf file, or "rules" (none, as when unset)
     request_model: str | None = None
     data_dir: Path = _CLONE_DATA
     data_from_env: bool = False  # TENDER_DATA named data_dir (else it is the clone's, which an install lacks)
@@ -159,16 +159,14 @@ class Settings:
 
     def request_model_file(self) -> Path | None:
         """The GGUF file of the model that reads requests: TENDER_REQUEST_MODEL's (a pulled model's name, a file, or
-        a folder holding one .gguf), else, unset, the pulled default where it is there and llama-cpp-python is
-        installed; None for "rules" or where none is found. BadSetting, saying what to do, for a value that names
+        a folder holding one .gguf); None where it is unset or "rules" (opt-in: measured on the dev parts, the model
+        read no better than the rules, docs/local-reader.md). BadSetting, saying what to do, for a value that names
         none."""
-        from tender.agents.local_model import runtime_installed
         from tender.catalog.models import KNOWN, REQUEST_MODEL, model_file
 
         spec = self.request_model
         if spec is None:
-            found = model_file(REQUEST_MODEL, self.home)
-            return found if found is not None and runtime_installed() else None
+            return None
         if spec.lower() in RULES_ONLY:
             return None
         if spec in KNOWN and KNOWN[spec].kind == "language" and not Path(spec).expanduser().exists():

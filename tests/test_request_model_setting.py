@@ -1,5 +1,5 @@
 """TENDER_REQUEST_MODEL, the model that reads requests (issue 61): a pulled model's name, a .gguf file or "rules";
-unset, the pulled one where llama-cpp-python can run it, else the rules, as before. `tender models pull` fetches the
+unset, the rules, as before (the model is opt-in: docs/local-reader.md says why). `tender models pull` fetches the
 publisher's GGUF, sha256-checked, into TENDER_HOME/models/language, and `tender doctor` says what reads requests.
 No network and no model: a fake endpoint serves a tiny stand-in file, entered in the table in place of the real one."""
 
@@ -9,7 +9,6 @@ from dataclasses import replace
 import pytest
 from click.testing import CliRunner
 
-from tender.agents import local_model
 from tender.catalog import models
 from tender.catalog.models import KNOWN, REQUEST_MODEL, KnownModel, language_dir
 from tender.cli import main
@@ -66,15 +65,12 @@ def test_a_file_or_a_folder_holding_one_is_the_model(tmp_path):
     assert settings(tmp_path, str(folder)).request_model_file() == folder / "m.gguf"
 
 
-def test_unset_the_pulled_model_reads_requests_where_llama_cpp_can_run_it(tmp_path, monkeypatch):
+def test_the_pulled_model_reads_requests_only_when_named(tmp_path):
     pulled = language_dir(tmp_path) / REQUEST_MODEL / KNOWN[REQUEST_MODEL].files[0][0]
     pulled.parent.mkdir(parents=True)
     pulled.write_bytes(GGUF)
-    monkeypatch.setattr(local_model, "runtime_installed", lambda: True)
-    assert settings(tmp_path, None).request_model_file() == pulled
     assert settings(tmp_path, REQUEST_MODEL).request_model_file() == pulled
-    monkeypatch.setattr(local_model, "runtime_installed", lambda: False)
-    assert settings(tmp_path, None).request_model_file() is None  # not installed: the rules, as before
+    assert settings(tmp_path, None).request_model_file() is None  # opt-in: unset, the rules read, as before
 
 
 def test_a_file_that_is_no_model_is_refused_and_the_doctor_says_so(tmp_path):

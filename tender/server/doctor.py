@@ -179,8 +179,8 @@ def _reader(settings: Settings) -> Check:
 
 
 def _request_model(settings: Settings) -> Check:
-    """What reads a request into needs where the caller states none: the language model (TENDER_REQUEST_MODEL, or
-    the pulled one), loaded and asked once, or the rules."""
+    """What reads a request into needs where the caller states none: the language model TENDER_REQUEST_MODEL names,
+    loaded and asked once, or the rules."""
     from tender.catalog.models import REQUEST_MODEL
 
     try:
@@ -193,8 +193,8 @@ def _request_model(settings: Settings) -> Check:
         return Check(
             name="request reader",
             ok=True,
-            found=f"rules (a model reads requests once pulled, `tender models pull {REQUEST_MODEL}`, with "
-            "llama-cpp-python installed: `pip install 'tender-mcp[local]'`)",
+            found=f"rules (a local model reads them with TENDER_REQUEST_MODEL={REQUEST_MODEL}, once pulled: `tender "
+            f"models pull {REQUEST_MODEL}`, and llama-cpp-python installed: `pip install 'tender-mcp[local]'`)",
         )
     from tender.agents.context import RunContext
     from tender.agents.reasoners.embedded import EmbeddedReasoner
