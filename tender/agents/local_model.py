@@ -249,7 +249,16 @@ def _shown_name(name: str) -> str:
     return "-".join(kept) or name
 
 
-@lru_cache(maxsize=2)
+_LOADING = threading.Lock()
+
+
 def load(path: Path, threads: int = THREADS) -> LlamaModel:
-    """The model in this file, loaded once per process (a second load would map 1 GB more)."""
+    """The model in this file, loaded once per process (a second load would map 1 GB more), also where threads ask
+    for it at once."""
+    with _LOADING:
+        return _load(path, threads)
+
+
+@lru_cache(maxsize=2)
+def _load(path: Path, threads: int) -> LlamaModel:
     return LlamaModel(path, threads)

@@ -8,6 +8,7 @@ from any suite's test part); both are the start of every prompt, which the model
 
 import json
 import re
+import threading
 import time
 from functools import cache
 from importlib import resources
@@ -134,13 +135,20 @@ def _first_error(error: ValidationError) -> str:
     return f"{where}: {first.get('msg', 'invalid')}"
 
 
-@cache
+_WARMING = threading.Lock()
+_WARM: dict[Path, TextModel] = {}
+
+
 def warmed(path: Path, cache_dir: Path | None = None) -> TextModel:
     """The model in this GGUF file, loaded once per process with the start every prompt shares already read (kept
-    in `cache_dir` for the next process). LocalModelUnavailable where it cannot be loaded."""
-    model = load(path)
-    model.warm_up(shared_messages(), cache_dir)
-    return model
+    in `cache_dir` for the next process), also where threads ask for it at once. LocalModelUnavailable where it
+    cannot be loaded."""
+    with _WARMING:
+        if path not in _WARM:
+            model = load(path)
+            model.warm_up(shared_messages(), cache_dir)
+            _WARM[path] = model
+        return _WARM[path]
 
 
 class LocalReader(Reasoner):
