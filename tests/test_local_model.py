@@ -10,6 +10,7 @@ from dataclasses import replace
 import pytest
 
 from tender.agents.context import RunContext
+from tender.agents.form import read_forms
 from tender.agents.local_model import gguf_name
 from tender.agents.reasoners.embedded import EmbeddedReasoner
 from tender.agents.reasoners.local import LocalReader, answer_schema, messages_for, warmed
@@ -43,19 +44,22 @@ def test_the_file_is_the_publisher_s_model():
     assert gguf_name(FILE).startswith("Qwen2.5 Coder 1.5B Instruct")
 
 
-def test_an_assistant_s_request_is_read_into_needs_for_the_assistant(model):
-    reading, context = read(model, "Claude, read my GitHub issues and post a summary of them to Slack")
+def test_an_assistant_s_request_is_read_into_needs_each_an_ability_for_the_assistant(model):
+    requirement = "Claude, read my GitHub issues and post a summary of them to Slack"
+    reading, context = read(model, requirement)
     assert context.notes == [] and reading.read_by == "the local model Qwen2.5-Coder-1.5B"
-    text = " ".join(f.description.lower() for f in reading.functions)
-    assert "github" in text and "slack" in text
-    assert {f.form for f in reading.functions} == {"mcp_server"}
+    needs = [f.description for f in reading.functions]
+    assert "github" in " ".join(needs).lower() and "slack" in " ".join(needs).lower()
+    assert set(read_forms(requirement, needs).forms) == {"mcp_server"}  # the forms the plan gives them
 
 
 def test_the_core_function_of_an_app_is_a_need_not_context(model):
-    reading, context = read(model, "a currency converter with a chart")
-    needs = [f.description.lower() for f in reading.functions]
-    assert context.notes == [] and len(needs) >= 2, needs
-    assert any("currenc" in n for n in needs) and any("chart" in n for n in needs), needs
+    requirement = "a currency converter with a chart"
+    rules = EmbeddedReasoner().run(DecomposeTask(requirement=requirement), RunContext())
+    assert not any("currenc" in f.description for f in rules.functions)  # the rules set the converter aside
+    reading, context = read(model, requirement)
+    needs = " ".join(f.description.lower() for f in reading.functions)
+    assert context.notes == [] and "currenc" in needs and "chart" in needs, needs
 
 
 def test_one_model_per_process_shared_by_threads(model, tmp_path):
