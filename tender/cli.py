@@ -734,8 +734,9 @@ def make_tender(settings: Settings, catalog, backends: dict, scorer=None):
 
     reader = settings.reader()
     scorer = scorer or scorer_for(settings.ranking_model_path, catalog, reader)
+    text_model = settings.text_model() if manager_backend == "offline" else None
     if manager_backend == contractor_backend == "offline":
-        manager, contractors = build_reasoners()
+        manager, contractors = build_reasoners(text_model=text_model)
         return Tender(catalog, manager=manager, contractors=contractors, scorer=scorer, reader=reader)
 
     llm = llm_settings(
@@ -748,7 +749,7 @@ def make_tender(settings: Settings, catalog, backends: dict, scorer=None):
         use_cache=False if backends.get("no_cache") else None,
         max_tokens_per_request=backends.get("max_tokens_per_request"),
     )
-    manager, contractors = build_reasoners(manager_backend, contractor_backend, llm)
+    manager, contractors = build_reasoners(manager_backend, contractor_backend, llm, text_model)
     return Tender(catalog, manager=manager, contractors=contractors, scorer=scorer, reader=reader)
 
 
@@ -1461,8 +1462,9 @@ def train_ranker(args):
 
 @main.group()
 def models():
-    """Encoders Tender can fetch, check and remove (TENDER_HOME/models/encoders). Only `tender models pull`
-    downloads: recommending, building and serving never do."""
+    """Models Tender can fetch, check and remove: encoders (TENDER_HOME/models/encoders) and the language model that
+    reads requests (TENDER_HOME/models/language). Only `tender models pull` downloads: recommending, building and
+    serving never do."""
 
 
 def known_model(name: str):
@@ -1506,7 +1508,9 @@ def models_list(settings: Settings, as_json):
     for row in rows:
         licence = f"  {row.licence}" if row.licence else ""
         click.echo(f"{row.name:<22} {row.status:<20} {_size(row.size):>9}{licence}")
-        if row.folder:
+        if row.folder and row.kind == "language":
+            click.echo(f"{'':<22} TENDER_REQUEST_MODEL={row.name}")
+        elif row.folder:
             click.echo(f"{'':<22} TENDER_EMBEDDING_MODEL={row.folder}")
 
 
@@ -1557,6 +1561,10 @@ def models_pull(settings: Settings, name, endpoint, accept_licence, quiet):
             token=token,
         )
     click.echo(f"{model.name}: every file verified, in {folder}. To use it:")
+    if model.kind == "language":
+        click.echo(f"export TENDER_REQUEST_MODEL={model.name}")
+        click.echo("with llama-cpp-python installed (`pip install 'tender-mcp[local]'`): it reads requests into needs.")
+        return
     click.echo(f"export TENDER_EMBEDDING_MODEL={shlex.quote(str(folder))}")
     from tender.catalog.encoders import folder_encoder
     from tender.ranking.scorer import shipped_model

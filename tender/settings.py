@@ -49,6 +49,9 @@ class Settings:
     embedding_dimensions: int | None = None  # TENDER_EMBEDDING_DIMENSIONS: Matryoshka truncation of a folder model
     # TENDER_READER_MODEL: a strong encoder that reads each shortlist (ranking/reader.py)
     reader_model: str | None = None
+    # TENDER_REQUEST_MODEL: the language model that reads a request into needs (agents/reasoners/local.py): a pulled
+    # model's name, a .gguf file, or "rules" (none, as when unset)
+    request_model: str | None = None
     data_dir: Path = _CLONE_DATA
     data_from_env: bool = False  # TENDER_DATA named data_dir (else it is the clone's, which an install lacks)
     llm_base_url: str | None = None
@@ -154,6 +157,59 @@ class Settings:
             self.model_spec(self.reader_model, "TENDER_READER_MODEL"), self.embedding_runtime, self.cache_dir
         )
 
+    def request_model_file(self) -> Path | None:
+        """The GGUF file of the model that reads requests: TENDER_REQUEST_MODEL's (a pulled model's name, a file, or
+        a folder holding one .gguf); None where it is unset or "rules" (opt-in: measured on the dev parts, the model
+        read no better than the rules, docs/local-reader.md). BadSetting, saying what to do, for a value that names
+        none."""
+        from tender.catalog.models import KNOWN, REQUEST_MODEL, model_file
+
+        spec = self.request_model
+        if spec is None:
+            return None
+        if spec.lower() in RULES_ONLY:
+            return None
+        if spec in KNOWN and KNOWN[spec].kind == "language" and not Path(spec).expanduser().exists():
+            found = model_file(spec, self.home)
+            if found is None:
+                raise BadSetting(
+                    f"TENDER_REQUEST_MODEL={spec}, but {spec} is not pulled: `tender models pull {spec}` fetches it."
+                )
+            return found
+        path = Path(spec).expanduser()
+        shown = echo(str(path), PATH_SHOWN)
+        if path.is_dir():
+            files = sorted(path.glob("*.gguf"))
+            if len(files) != 1:
+                raise BadSetting(
+                    f"TENDER_REQUEST_MODEL={shown} is a folder holding {len(files)} .gguf files; name the file."
+                )
+            return files[0]
+        if not path.is_file():
+            raise BadSetting(
+                f"TENDER_REQUEST_MODEL={shown}: there is no such file. Set it to a .gguf file, to "
+                f"{REQUEST_MODEL} once pulled (`tender models pull {REQUEST_MODEL}`), or to rules."
+            )
+        return path
+
+    def text_model(self):
+        """The language model that reads requests (agents/local_model.py), loaded once per process; None where
+        request_model_file finds none. BadSetting where it cannot be loaded (llama-cpp-python missing, a file that
+        is no model)."""
+        from tender.agents.local_model import LocalModelUnavailable
+        from tender.agents.reasoners.local import warmed
+
+        file = self.request_model_file()
+        if file is None:
+            return None
+        try:
+            return warmed(file.resolve(), self.cache_dir)
+        except LocalModelUnavailable as error:
+            raise BadSetting(
+                f"The model that reads requests, {echo(str(file), PATH_SHOWN)}, cannot be used: {error} Set "
+                "TENDER_REQUEST_MODEL to another .gguf file, or to rules to read requests by rules."
+            ) from None
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
         """The settings the process's environment gives, or those of `env` alone (a test, a program embedding
@@ -168,6 +224,7 @@ class BadSetting(InputToFix):
     """A TENDER_* value the user set and can fix: the CLI exits 2."""
 
 
+RULES_ONLY = ("rules", "off", "none")  # TENDER_REQUEST_MODEL values that turn the model off
 PATH_SHOWN = 300  # a folder the user named is quoted up to this many characters (a path's are rarely more)
 
 
@@ -273,6 +330,7 @@ class Environment(BaseSettings):
     embedding_runtime: str = Field("auto", validation_alias=_variable("TENDER_EMBEDDING_RUNTIME"))
     embedding_dimensions: int | None = Field(None, validation_alias=_variable("TENDER_EMBEDDING_DIMENSIONS"))
     reader_model: str | None = Field(None, validation_alias=_variable("TENDER_READER_MODEL"))
+    request_model: str | None = Field(None, validation_alias=_variable("TENDER_REQUEST_MODEL"))
     ranking_model: Path | None = Field(None, validation_alias=_variable("TENDER_RANKING_MODEL"))
     llm_base_url: str | None = Field(None, validation_alias=_variable("TENDER_LLM_BASE_URL", "OPENAI_BASE_URL"))
     llm_model: str | None = Field(None, validation_alias=_variable("TENDER_LLM_MODEL", "OPENAI_MODEL"))

@@ -45,7 +45,9 @@ def test_a_working_setup_is_all_ok_and_says_what_it_uses(doctor, catalog_path, t
         "runs",
         "ranking model",
         "LLM endpoint",
+        "request reader",
     }
+    assert found["request reader"]["found"].startswith("rules")  # no model named: the rules read requests
     assert str(catalog_path) in found["catalogue"]["found"] and "24 Web APIs" in found["catalogue"]["found"]
     assert "hashing" in found["encoder"]["found"]
     assert "none yet" in found["runs"]["found"] and not (tmp_path / "runs.db").exists()  # it creates nothing

@@ -29,7 +29,9 @@ def test_the_callers_settings_never_reach_a_test_and_the_home_is_a_throwaway_fol
     assert done.returncode == 0, done.stderr
 
     seen = json.loads(done.stdout)
-    callers = {k for k in seen if not k.startswith("TENDER_TEST_")}  # the tests' own settings pass, whatever .ci/run adds
+    callers = {
+        k for k in seen if not k.startswith("TENDER_TEST_")
+    }  # the tests' own settings pass, whatever .ci/run adds
     assert callers == {"TENDER_HOME"}, seen
     assert seen["TENDER_TEST_POSTGRES"] == SHELL["TENDER_TEST_POSTGRES"]
     home = Path(seen["TENDER_HOME"])

@@ -42,7 +42,11 @@ class FormReading(BaseModel):
 
     forms: list[str]
     said: list[str] = Field(default_factory=list, description="The words each form was read from, per need.")
-    source: str = Field("read", description="'given' (the caller's kind) or 'read' (from the request's words).")
+    source: str = Field(
+        "read",
+        description="'given' (the caller's kind), 'read' (from the request's words by rules) or 'model' (a language "
+        "model read them with the needs).",
+    )
 
 
 def cues(text: str) -> list[tuple[int, int, str, str]]:
@@ -128,8 +132,11 @@ def describe(reading: FormReading, functions: list[str]) -> str:
         form = next(iter(kinds))
         words = next((w for w in reading.said if w), "")
         other = "web_api" if form == "mcp_server" else "mcp_server"
+        said = (
+            f" (from {words!r})" if words else " (as the model read the request)" if reading.source == "model" else ""
+        )
         return (
-            f"Read as {SAID[form]}{f' (from {words!r})' if words else ''}; pass kind='{other}' for "
+            f"Read as {SAID[form]}{said}; pass kind='{other}' for "
             f"{SAID[other].split('(')[1].rstrip(')')} instead, or kind='any'."
         )
     parts = [f"{f!r}: {SAID.get(form, 'any form')}" for f, form in zip(functions, reading.forms)]

@@ -49,6 +49,8 @@ class Negotiation:
         self.context_parts: list[str] = []  # the parts of the requirement the decomposition read as context
         self.forms: dict[str, str] = {}  # each function's text -> the form that serves it (agents/form.py)
         self.form_note = ""
+        # What read the request into needs: the caller (who stated them), rules, or a model, by its name.
+        self.read_by = "the caller" if request.needs else "rules"
         self._shortlists: dict[tuple[str, str], Shortlist] = {}
         self._tasks = 0
 
@@ -116,8 +118,16 @@ class Manager:
             decomposition = self.reasoner.run(DecomposeTask(requirement=request.requirement), context)
             if negotiation is not None:
                 negotiation.context_parts = list(decomposition.context)
+                negotiation.read_by = decomposition.read_by or self._reader()
             functions = list(decomposition.functions)
         return self.with_forms(request, functions, negotiation)
+
+    def _reader(self) -> str:
+        """What read a decomposition that does not say: an LLM, by its model's name, else the rules."""
+        if self.reasoner.uses_llm:
+            model = getattr(self.reasoner, "model", "")
+            return f"the LLM {model}" if model else "an LLM"
+        return "rules"
 
     def with_forms(
         self, request: Request, functions: list[FunctionSpec], negotiation: Negotiation | None
@@ -130,7 +140,7 @@ class Manager:
             reading = read_forms(request.requirement, [f.description for f in functions])
             stated = [f.form for f in functions]  # a reasoner that read the forms itself (the local model) is kept
             if any(form != "any" for form in stated):
-                reading = FormReading(forms=stated, said=["the reader"] * len(stated))
+                reading = FormReading(forms=stated, source="model")
         functions = [f.model_copy(update={"form": form}) for f, form in zip(functions, reading.forms)]
         if negotiation is not None:
             negotiation.forms.update({f.description: f.form for f in functions})

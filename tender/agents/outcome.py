@@ -223,6 +223,7 @@ def plan_of(
         notes=list(context.notes),
         verdict=verdict,
         context=list(negotiation.context_parts),
+        read_by=negotiation.read_by,
     )
 
 

@@ -157,6 +157,11 @@ class Plan(BaseModel):
         default_factory=list,
         description="The parts of the requirement read as context (the kind of app, who it is for), not as needs.",
     )
+    read_by: str = Field(
+        "rules",
+        description="What read the request into needs: 'the caller' (needs stated), 'rules', or a model, named "
+        "(e.g. 'the local model Qwen2.5-Coder-1.5B').",
+    )
 
 
 class Run(BaseModel):

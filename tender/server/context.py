@@ -13,6 +13,7 @@ from pathlib import Path
 
 import anyio
 
+from tender.agents.local_model import TextModel
 from tender.answers.provenance import RunCatalogues
 from tender.answers.runs import Store, StoredRun
 from tender.answers.stores import open_runs
@@ -50,6 +51,10 @@ class AppContext:
     # Why TENDER_READER_MODEL is not used (it names no model that can be loaded): the server reads without the
     # reader, and every plan says so, until it is fixed and the server restarted.
     reader_off: str | None = None
+    # The language model that reads requests (TENDER_REQUEST_MODEL, or the pulled one), loaded once at start; None:
+    # rules read them. Where it cannot be loaded, `request_model_off` says why on every plan read without it.
+    text_model: TextModel | None = None
+    request_model_off: str | None = None
 
     @classmethod
     def open(cls, settings: Settings) -> "AppContext":
@@ -65,6 +70,7 @@ class AppContext:
         identity = file_version(catalog.path)
         app = cls(settings=settings, runs=runs, catalog=catalog, catalog_identity=identity)
         app.reader_off = reader_problem(settings)
+        app.text_model, app.request_model_off = request_reader(settings)
         app.tender().warm_up()
         app._publication = Publication(catalog.path, identity, app._load)
         one_thread_each()
@@ -188,7 +194,7 @@ class AppContext:
         from tender.agents.reasoners.factory import build_reasoners, llm_settings
         from tender.agents.service import scorer_for
 
-        built = build_reasoners(manager, contractors, llm_settings(self.settings))
+        built = build_reasoners(manager, contractors, llm_settings(self.settings), self.text_model)
         reader = None if self.reader_off else self.settings.reader()
         scorer = scorer_for(self.settings.ranking_model_path, catalog, reader)
         return {"manager": built[0], "contractors": built[1], "scorer": scorer, "reader": reader}
@@ -221,6 +227,16 @@ def reader_problem(settings: Settings) -> str | None:
         )
         return f"This server's reader is off ({error}); the catalogue's encoder read this plan's shortlists."
     return None
+
+
+def request_reader(settings: Settings) -> tuple[TextModel | None, str | None]:
+    """(the model that reads requests, loaded and warmed up; why there is none where one was asked for). A server is
+    not refused for a model it cannot load: rules read its requests, and every plan says why."""
+    try:
+        return settings.text_model(), None
+    except TenderError as error:
+        log.warning("%s The server starts without it: rules read each request.", error)
+        return None, f"This server's model that reads requests is off ({error}); rules read this request."
 
 
 class SharedApp:

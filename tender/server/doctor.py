@@ -55,6 +55,7 @@ def diagnose(settings: Settings, *, tender_command: str | None = None) -> Diagno
             _catalogue(settings),
             _encoder(settings),
             *([_reader(settings)] if settings.reader_model else []),
+            _request_model(settings),
             _runs(settings.runs_url) if settings.runs_url else _runs(settings.runs_path),
             _ranking_model(settings),
             _llm(settings),
@@ -94,6 +95,7 @@ def server_env(settings: Settings) -> dict[str, str]:
     for name, spec in (
         ("TENDER_EMBEDDING_MODEL", settings.embedding_model),
         ("TENDER_READER_MODEL", settings.reader_model),
+        ("TENDER_REQUEST_MODEL", settings.request_model),
     ):
         if spec:
             env[name] = str(Path(spec).resolve()) if Path(spec).exists() else spec
@@ -174,6 +176,39 @@ def _reader(settings: Settings) -> Check:
     return Check(
         name="reader", ok=True, found=f"{reader.encoder.name}: reads each need's shortlist, its ranking model found"
     )
+
+
+def _request_model(settings: Settings) -> Check:
+    """What reads a request into needs where the caller states none: the language model TENDER_REQUEST_MODEL names,
+    loaded and asked once, or the rules."""
+    from tender.catalog.models import REQUEST_MODEL
+
+    try:
+        model = settings.text_model()
+    except TenderError as error:
+        return Check(
+            name="request reader", ok=False, found=str(settings.request_model or REQUEST_MODEL), fix=str(error)
+        )
+    if model is None:
+        return Check(
+            name="request reader",
+            ok=True,
+            found=f"rules (a local model reads them with TENDER_REQUEST_MODEL={REQUEST_MODEL}, once pulled: `tender "
+            f"models pull {REQUEST_MODEL}`, and llama-cpp-python installed: `pip install 'tender-mcp[local]'`)",
+        )
+    from tender.agents.context import RunContext
+    from tender.agents.reasoners.embedded import EmbeddedReasoner
+    from tender.agents.reasoners.local import LocalReader
+    from tender.agents.tasks import DecomposeTask
+
+    context = RunContext()
+    reading = LocalReader(model, EmbeddedReasoner()).run(
+        DecomposeTask(requirement="a site that shows nearby restaurants on a map"), context
+    )
+    if context.notes:
+        return Check(name="request reader", ok=False, found=model.name, fix=" ".join(context.notes))
+    needs = "; ".join(f.description for f in reading.functions)
+    return Check(name="request reader", ok=True, found=f"{reading.read_by}: reads each request into needs ({needs})")
 
 
 def _runs(path: Path | str) -> Check:

@@ -52,6 +52,8 @@ def recommend_work(app: AppContext, tender, request: Request, said: str = "", ru
             run.plan.run_id = run_id
         if app.reader_off:
             run.plan.notes.append(app.reader_off)
+        if app.request_model_off and run.plan.read_by == "rules":
+            run.plan.notes.append(app.request_model_off)
         if rebuilt := app.rebuilt(tender.catalog):
             run.plan.notes.append(rebuilt)
         # the catalogue the run was made on, whatever is published meanwhile

@@ -27,6 +27,7 @@ from ..decomposition import read
 from ..text import is_presentation, short_name
 from .base import Reasoner
 
+RULES = "rules"  # as a plan says what read the request
 # A bid under this is noise: the contractor refuses rather than propose it.
 PROPOSE_AT = 0.01
 # A category's or a provider's contractor offers at most this many of its items for one call.
@@ -64,7 +65,7 @@ class EmbeddedReasoner(Reasoner):
                     depends_on=earlier if is_presentation(need) and earlier else [],
                 )
             )
-        return Decomposition(functions=functions, context=reading.context)
+        return Decomposition(functions=functions, context=reading.context, read_by=RULES)
 
     # 2 ------------------------------------------------------------------------------------------
     def map_categories(self, task: MapCategoriesTask) -> CategoryMapping:

@@ -7,11 +7,15 @@ nothing here reads os.environ."""
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tender.catalog import TenderError
 from tender.settings import LLM_IN_FLIGHT_DEFAULT, LLM_RETRIES_DEFAULT, LLM_TIMEOUT_DEFAULT_S
 
 from .base import Reasoner
+
+if TYPE_CHECKING:
+    from ..local_model import TextModel
 
 BACKENDS = ("offline", "llm")
 
@@ -66,19 +70,27 @@ def build_reasoners(
     manager_backend: str = "offline",
     contractor_backend: str = "offline",
     llm: LLMSettings | None = None,
+    text_model: "TextModel | None" = None,
 ) -> tuple[Reasoner, Reasoner]:
     """(manager reasoner, contractor reasoner). Both roles on "llm" share one LLM reasoner: one cache,
-    one limit of calls in flight. Raises LLMNotConfigured when "llm" is asked for without an endpoint or model."""
+    one limit of calls in flight. An offline manager with a `text_model` (settings.text_model) has it read the
+    request (step 1) and the rules do the rest. Raises LLMNotConfigured when "llm" is asked for without an endpoint
+    or model."""
     from .embedded import EmbeddedReasoner
 
     for role, backend in (("manager", manager_backend), ("contractor", contractor_backend)):
         if backend not in BACKENDS:
             raise TenderError(f"Unknown {role} backend {backend!r}; use one of: {', '.join(BACKENDS)}.")
     offline = EmbeddedReasoner()
+    manager: Reasoner = offline
+    if text_model is not None and manager_backend == "offline":
+        from .local import LocalReader
+
+        manager = LocalReader(text_model, fallback=offline)
     if "llm" not in (manager_backend, contractor_backend):
-        return offline, offline
+        return manager, offline
     chat = build_llm_reasoner(llm or LLMSettings(), fallback=offline)
-    return (chat if manager_backend == "llm" else offline), (chat if contractor_backend == "llm" else offline)
+    return (chat if manager_backend == "llm" else manager), (chat if contractor_backend == "llm" else offline)
 
 
 def build_llm_reasoner(settings: LLMSettings, fallback: Reasoner) -> Reasoner:
