@@ -16,6 +16,7 @@ from tender.catalog.sources.mcp_registry import OFFICIAL as REGISTRY_URL
 from tender.catalog.sources.public_apis import URL as PUBLIC_APIS_URL
 from tender.errors import InputToFix, SourceError
 from .safety import echo, redact, shown
+from .assembly import assemble, embedder_for, model_spec, open_catalog
 from .settings import DEADLINE_S, LLM_IN_FLIGHT, LLM_TIMEOUT_S, Settings
 
 
@@ -104,13 +105,6 @@ def main(ctx):
         tender recommend "a site that shows nearby restaurants on a map with their reviews"
     """
     ctx.obj = Settings.from_env()
-
-
-def open_catalog(settings: Settings, *, embed: bool = True, exclude_mashups=(), path: Path | None = None):
-    from tender.catalog import Catalog
-
-    path = path or settings.catalog_path
-    return Catalog(path, embedder=settings.embedder(catalog=path) if embed else None, exclude_mashups=exclude_mashups)
 
 
 @main.group()
@@ -299,7 +293,7 @@ def catalog_build(
     from tender.catalog.sources.jsonl import read_mashup_ids
 
     if settings.reader_model:  # said before the build, not after it installed the catalogue
-        settings.model_spec(settings.reader_model, "TENDER_READER_MODEL")
+        model_spec(settings, settings.reader_model, "TENDER_READER_MODEL")
     if demo:
         from tender.catalog.demo import demo_harvest, demo_sources
         from tender.errors import DataMissing
@@ -361,7 +355,7 @@ def catalog_build(
     meta = build_from_sources(
         sources,
         db_path,
-        settings.embedder(threads=None, catalog=db_path),
+        embedder_for(settings, threads=None, catalog=db_path),
         exclude_mashups=excluded,
         progress=not quiet,
         harvested=harvested,
@@ -599,7 +593,7 @@ def _read_ahead(settings: Settings, path: Path, quiet: bool) -> None:
 
     assert settings.reader_model
     catalog = Catalog(path)
-    spec = settings.model_spec(settings.reader_model, "TENDER_READER_MODEL")
+    spec = model_spec(settings, settings.reader_model, "TENDER_READER_MODEL")
     embedder = get_embedder(spec, threads=None, runtime=settings.embedding_runtime, cache_dir=settings.cache_dir)
     reader = Reader(embedder, settings.cache_dir)
     ids = [api.id for api in catalog.apis()]
@@ -665,8 +659,8 @@ def catalog_categories(settings: Settings, query, limit, db_path, as_json):
     catalog = open_catalog(settings, path=db_path, embed=bool(query))
     counts = {c.name: c.api_count for c in catalog.categories()}
     if query:
-        shown = [
-            (hit.id, counts.get(hit.id, 0), round(hit.score, 4))
+        shown: list[tuple[str, int, float | None]] = [
+            (str(hit.id), counts.get(str(hit.id), 0), round(hit.score, 4))
             for hit in catalog.search(query, kind="category", k=limit)
         ]
     else:
@@ -722,35 +716,23 @@ def llm_options(command):
 
 def make_tender(settings: Settings, catalog, backends: dict, scorer=None):
     """A Tender on `catalog` with the reasoners the flags ask for (offline unless told otherwise), ranking with
-    `scorer` where given, else with TENDER_RANKING_MODEL's model or the shipped one."""
-    from tender.agents.service import Tender
+    `scorer` where given, else with TENDER_RANKING_MODEL's model or the shipped one (assembly.py)."""
+    from tender.agents.reasoners.factory import llm_settings
 
-    manager_backend, contractor_backend = (
-        backends.get("manager_backend", "offline"),
-        backends.get("contractor_backend", "offline"),
-    )
-    from tender.agents.reasoners.factory import build_reasoners, llm_settings
-    from tender.agents.service import scorer_for
-
-    reader = settings.reader()
-    scorer = scorer or scorer_for(settings.ranking_model_path, catalog, reader)
-    text_model = settings.text_model() if manager_backend == "offline" else None
-    if manager_backend == contractor_backend == "offline":
-        manager, contractors = build_reasoners(text_model=text_model)
-        return Tender(catalog, manager=manager, contractors=contractors, scorer=scorer, reader=reader)
-
-    llm = llm_settings(
-        settings,
-        base_url=backends.get("llm_base_url"),
-        model=backends.get("llm_model"),
-        api_key=backends.get("llm_api_key"),
-        timeout_s=backends.get("llm_timeout"),
-        max_in_flight=backends.get("llm_in_flight"),
-        use_cache=False if backends.get("no_cache") else None,
-        max_tokens_per_request=backends.get("max_tokens_per_request"),
-    )
-    manager, contractors = build_reasoners(manager_backend, contractor_backend, llm, text_model)
-    return Tender(catalog, manager=manager, contractors=contractors, scorer=scorer, reader=reader)
+    manager, contractors = backends.get("manager_backend", "offline"), backends.get("contractor_backend", "offline")
+    llm = None
+    if not manager == contractors == "offline":
+        llm = llm_settings(
+            settings,
+            base_url=backends.get("llm_base_url"),
+            model=backends.get("llm_model"),
+            api_key=backends.get("llm_api_key"),
+            timeout_s=backends.get("llm_timeout"),
+            max_in_flight=backends.get("llm_in_flight"),
+            use_cache=False if backends.get("no_cache") else None,
+            max_tokens_per_request=backends.get("max_tokens_per_request"),
+        )
+    return assemble(settings, catalog, manager, contractors, llm=llm, scorer=scorer)
 
 
 def _backends(kwargs: dict) -> dict:
@@ -1315,7 +1297,7 @@ def evaluate_command(
     from tender.evaluation.catalogues import Catalogues
     from tender.evaluation.compare import report
     from tender.evaluation.runner import Job, methods_for, read_records, run_job, summarise, write_records
-    from tender.server.context import one_thread_each
+    from tender.assembly import one_thread_each
 
     # As the server answers: one core a query. With numpy's BLAS threads spinning on top, an R2API fold took
     # 80 s beside another process instead of about 40, and every latency figure counted the spinning.

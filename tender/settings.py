@@ -6,7 +6,6 @@ one-line errors the CLI exits 2 on); `Settings` is what the code is given, with 
 database, caches, trained models) lives under one home, `TENDER_HOME`, by default the platform's per-user data
 folder (platformdirs), never beside the code."""
 
-import functools
 import math
 import re
 from collections.abc import Mapping
@@ -94,122 +93,6 @@ class Settings:
     def cache_dir(self) -> Path:
         return self.home / "cache"
 
-    def model_spec(self, spec: str, variable: str) -> str:
-        """A model setting as get_embedder takes it: a known encoder's name (`tender models list`) is its pulled
-        folder; a folder is checked to be there. BadSetting, naming the variable and the fix, otherwise."""
-        from tender.catalog.encoders import TUNED_NAME
-        from tender.catalog.models import KNOWN, PARTIAL, encoders_dir
-
-        if spec in ("default", "all-MiniLM-L6-v2", TUNED_NAME) or spec.startswith("hashing"):
-            return spec
-        path = Path(spec).expanduser()
-        if spec in KNOWN and not path.exists():
-            pulled = encoders_dir(self.home) / spec
-            if not pulled.is_dir():
-                raise BadSetting(
-                    f"{variable}={spec}, but {spec} is not pulled: `tender models pull {spec}` fetches it."
-                )
-            return str(pulled)
-        shown = echo(str(path), PATH_SHOWN)
-        if not path.exists():
-            raise BadSetting(
-                f"{variable}={shown}: there is no such folder. Set it to a model's folder (`tender models list` shows "
-                "the pulled ones) or to a pulled encoder's name, or unset it."
-            )
-        if not path.is_dir():
-            raise BadSetting(f"{variable}={shown} is a file; set it to a model's folder, or unset it.")
-        if path.name.endswith(PARTIAL) and path.name[: -len(PARTIAL)] in KNOWN:
-            name = path.name[: -len(PARTIAL)]
-            raise BadSetting(
-                f"{variable}={shown} is a pull that did not finish: `tender models pull {name}` completes it; then "
-                f"set {variable}={name}."
-            )
-        return str(path)
-
-    def embedder(self, threads: int | None = 1, catalog: Path | None = None):
-        """The configured encoder, loaded lazily; `threads=None` uses every core (for building). Where none is
-        configured, a `catalog` built with Tender's tuned encoder keeps it (a server started without the
-        setting that built it still opens it, and a rebuild does not switch it back to the stock one)."""
-        from tender.catalog import get_embedder
-        from tender.catalog.encoders import TUNED_NAME
-        from tender.catalog.store import built_with
-
-        spec = self.embedding_model
-        if spec is None and catalog is not None and built_with(catalog) == TUNED_NAME:
-            spec = TUNED_NAME
-        if spec is not None:
-            spec = self.model_spec(spec, "TENDER_EMBEDDING_MODEL")
-        return get_embedder(
-            spec,
-            threads=threads,
-            runtime=self.embedding_runtime,
-            cache_dir=self.cache_dir,
-            dimensions=self.embedding_dimensions,
-        )
-
-    def reader(self):
-        """The strong encoder that reads each function's shortlist (TENDER_READER_MODEL), one per process and
-        folder, loaded and run once; None where unset. BadSetting, in one line saying what to do, for a name that is
-        not pulled, a folder that is not there, or a model that cannot be loaded."""
-        if not self.reader_model:
-            return None
-        return _reader(
-            self.model_spec(self.reader_model, "TENDER_READER_MODEL"), self.embedding_runtime, self.cache_dir
-        )
-
-    def request_model_file(self) -> Path | None:
-        """The GGUF file of the model that reads requests: TENDER_REQUEST_MODEL's (a pulled model's name, a file, or
-        a folder holding one .gguf); None where it is unset or "rules" (opt-in: measured on the dev parts, the model
-        read no better than the rules, docs/local-reader.md). BadSetting, saying what to do, for a value that names
-        none."""
-        from tender.catalog.models import KNOWN, REQUEST_MODEL, model_file
-
-        spec = self.request_model
-        if spec is None:
-            return None
-        if spec.lower() in RULES_ONLY:
-            return None
-        if spec in KNOWN and KNOWN[spec].kind == "language" and not Path(spec).expanduser().exists():
-            found = model_file(spec, self.home)
-            if found is None:
-                raise BadSetting(
-                    f"TENDER_REQUEST_MODEL={spec}, but {spec} is not pulled: `tender models pull {spec}` fetches it."
-                )
-            return found
-        path = Path(spec).expanduser()
-        shown = echo(str(path), PATH_SHOWN)
-        if path.is_dir():
-            files = sorted(path.glob("*.gguf"))
-            if len(files) != 1:
-                raise BadSetting(
-                    f"TENDER_REQUEST_MODEL={shown} is a folder holding {len(files)} .gguf files; name the file."
-                )
-            return files[0]
-        if not path.is_file():
-            raise BadSetting(
-                f"TENDER_REQUEST_MODEL={shown}: there is no such file. Set it to a .gguf file, to "
-                f"{REQUEST_MODEL} once pulled (`tender models pull {REQUEST_MODEL}`), or to rules."
-            )
-        return path
-
-    def text_model(self):
-        """The language model that reads requests (agents/local_model.py), loaded once per process; None where
-        request_model_file finds none. BadSetting where it cannot be loaded (llama-cpp-python missing, a file that
-        is no model)."""
-        from tender.agents.local_model import LocalModelUnavailable
-        from tender.agents.reasoners.local import warmed
-
-        file = self.request_model_file()
-        if file is None:
-            return None
-        try:
-            return warmed(file.resolve(), self.cache_dir)
-        except LocalModelUnavailable as error:
-            raise BadSetting(
-                f"The model that reads requests, {echo(str(file), PATH_SHOWN)}, cannot be used: {error} Set "
-                "TENDER_REQUEST_MODEL to another .gguf file, or to rules to read requests by rules."
-            ) from None
-
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
         """The settings the process's environment gives, or those of `env` alone (a test, a program embedding
@@ -288,27 +171,6 @@ def readable_runs_url(url: str) -> bool:
     except ProgrammingError:
         return False
     return True
-
-
-@functools.lru_cache(maxsize=2)
-def _reader(spec: str, runtime: str, cache_dir: Path):
-    from tender.catalog import get_embedder
-    from tender.errors import TenderError
-    from tender.ranking.reader import Reader
-
-    try:
-        embedder = get_embedder(spec, threads=1, runtime=runtime, cache_dir=cache_dir)
-        embedder.embed(["a site that shows nearby restaurants on a map"])  # a model that cannot run fails here
-    except TenderError as error:
-        raise BadSetting(f"TENDER_READER_MODEL={echo(spec, PATH_SHOWN)} cannot be used: {error}") from None
-    except Exception as error:  # what a damaged model makes its runtime raise (onnxruntime, tokenizers, torch)
-        said = " ".join(str(error).split())
-        raise BadSetting(
-            f"TENDER_READER_MODEL={echo(spec, PATH_SHOWN)}: its model cannot be loaded ({type(error).__name__}: "
-            f"{said[:200]}{'…' if len(said) > 200 else ''}). Pull it again (`tender models pull NAME` mends it), or "
-            "set TENDER_READER_MODEL to a whole model folder, or unset it."
-        ) from None
-    return Reader(embedder, cache_dir)
 
 
 def _variable(name: str, *more: str) -> Any:

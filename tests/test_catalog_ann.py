@@ -9,7 +9,7 @@ from tender.catalog import Catalog, ann
 from tender.catalog.ann import Similarities
 from tender.ranking.retrieval import Ranker
 from tender.ranking.vectors import QueryEncoder
-from tender.agents.service import ranking_model
+from tender.ranking.choice import ranking_model
 
 FUNCTIONS = ["show restaurants on a map", "send an SMS alert", "weather forecast for a city", "share photos"]
 

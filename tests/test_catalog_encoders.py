@@ -18,6 +18,7 @@ from tender.catalog.pooling import pool_parts
 from tender.cli import main
 from tender.errors import EncoderMismatch, TenderError
 from tests.conftest import ROOT
+from tender.assembly import embedder_for
 
 HAS_TORCH = (
     importlib.util.find_spec("torch") is not None and importlib.util.find_spec("sentence_transformers") is not None
@@ -244,7 +245,7 @@ def test_a_rebuild_with_another_encoder_of_the_same_name_embeds_everything_again
 
 
 def test_the_ranking_model_is_refused_with_another_encoder_than_it_was_fitted_on(tmp_path):
-    from tender.agents.service import ranking_model
+    from tender.ranking.choice import ranking_model
     from tender.ranking.scorer import Scorer
 
     stock = Scorer.load().model_copy(update={"encoder": STOCK_NAME})
@@ -267,7 +268,7 @@ class FolderEmbedder(HashingEmbedder):
 
 
 def test_the_ranking_model_follows_the_encoder_without_any_setting(tmp_path):
-    from tender.agents.service import ranking_model
+    from tender.ranking.choice import ranking_model
     from tender.ranking.scorer import Scorer, beside_encoder
 
     assert ranking_model(None, get_embedder(TUNED_NAME)).encoder == TUNED_NAME  # shipped for each stock encoder
@@ -285,7 +286,7 @@ def test_the_ranking_model_follows_the_encoder_without_any_setting(tmp_path):
 
 
 def test_an_encoder_with_no_fitted_ranking_model_is_told_how_to_fit_one(tmp_path):
-    from tender.agents.service import ranking_model
+    from tender.ranking.choice import ranking_model
 
     with pytest.raises(TenderError, match=r"tender train ranker.*beside the encoder"):
         ranking_model(None, FolderEmbedder(tmp_path, EncoderId(name="new-encoder", fingerprint="fedcba9876543210")))
@@ -329,10 +330,10 @@ def shipped_tuned_catalog(sources, tmp_path):
 def test_a_catalogue_built_with_the_tuned_encoder_keeps_it_when_no_encoder_is_configured(shipped_tuned_catalog):
     from tender.settings import Settings
 
-    assert Settings().embedder(catalog=shipped_tuned_catalog).encoder == tuned_encoder()
-    Catalog(shipped_tuned_catalog, embedder=Settings().embedder(catalog=shipped_tuned_catalog))  # opens
+    assert embedder_for(Settings(), catalog=shipped_tuned_catalog).encoder == tuned_encoder()
+    Catalog(shipped_tuned_catalog, embedder=embedder_for(Settings(), catalog=shipped_tuned_catalog))  # opens
     # A configured encoder wins (and is refused by the catalogue, saying how to fix it).
-    configured = Settings(embedding_model=STOCK_NAME).embedder(catalog=shipped_tuned_catalog)
+    configured = embedder_for(Settings(embedding_model=STOCK_NAME), catalog=shipped_tuned_catalog)
     assert configured.encoder == stock_encoder()
     with pytest.raises(EncoderMismatch, match="tender-minilm for the tuned one"):
         Catalog(shipped_tuned_catalog, embedder=configured)
@@ -345,7 +346,7 @@ def test_a_stock_catalogue_or_none_at_all_gets_the_stock_encoder(sources, tmp_pa
     build_catalog(*sources, stock, RenamedEmbedder(stock_encoder()))
     (tmp_path / "garbage.db").write_text("not a database")
     for path in (stock, tmp_path / "missing.db", tmp_path / "garbage.db", None):
-        assert Settings().embedder(catalog=path).encoder == stock_encoder()
+        assert embedder_for(Settings(), catalog=path).encoder == stock_encoder()
 
 
 @pytest.mark.real_model

@@ -17,6 +17,7 @@ from tender.server.app import build_server
 from tender.settings import BadSetting, Settings
 from tests.server_support import REQUIREMENT, TENDER, ok, server_env, settings  # noqa: F401 (fixtures)
 from tests.test_models_pull import entry
+from tender.assembly import model_spec
 
 
 def garbage_model(folder: Path) -> Path:
@@ -71,12 +72,12 @@ def test_a_known_encoders_name_is_its_pulled_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(models, "KNOWN", {"tiny-encoder": entry("tiny-encoder")})
     settings = Settings(home=tmp_path)
     with pytest.raises(BadSetting, match="tiny-encoder is not pulled: `tender models pull tiny-encoder`"):
-        settings.model_spec("tiny-encoder", "TENDER_READER_MODEL")
+        model_spec(settings, "tiny-encoder", "TENDER_READER_MODEL")
     (tmp_path / "models" / "encoders" / "tiny-encoder.partial").mkdir(parents=True)
     with pytest.raises(BadSetting, match="a pull that did not finish: `tender models pull tiny-encoder`"):
-        settings.model_spec(str(tmp_path / "models" / "encoders" / "tiny-encoder.partial"), "TENDER_READER_MODEL")
+        model_spec(settings, str(tmp_path / "models" / "encoders" / "tiny-encoder.partial"), "TENDER_READER_MODEL")
     (tmp_path / "models" / "encoders" / "tiny-encoder").mkdir()
-    assert settings.model_spec("tiny-encoder", "TENDER_READER_MODEL") == str(
+    assert model_spec(settings, "tiny-encoder", "TENDER_READER_MODEL") == str(
         tmp_path / "models" / "encoders" / "tiny-encoder"
     )
 

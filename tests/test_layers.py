@@ -1,14 +1,28 @@
-"""The package's dependencies run one way: server → answers → agents → ranking → catalog. Training and evaluation
-sit beside them: the product never imports them (nor the command line)."""
+"""The package's dependencies run one way: cli → server → assembly → answers → agents → ranking → catalog → the
+ground floor (settings, errors, safety), each module importing only its own layer and those below. Training and
+evaluation sit beside them, on the assembly: the product never imports them, and they never import the server or
+the command line (which runs them)."""
 
 import ast
 from pathlib import Path
 
 from tests.conftest import ROOT
 
-ORDER = ["catalog", "ranking", "agents", "answers", "server"]
-BESIDE = ("training", "evaluation", "cli")
+ORDER = ["ground", "catalog", "ranking", "agents", "answers", "assembly", "server", "cli"]
+GROUND = ("__init__", "errors", "safety", "settings")
+BESIDE = ("training", "evaluation")
 PACKAGE = ROOT / "tender"
+
+
+def layer_of(module: str) -> str:
+    """The layer of a tender module (`tender.x.y` or a file's parts): every module has one."""
+    top = module.split(".")[1] if module.startswith("tender.") else module
+    top = top.removesuffix(".py")
+    if top in GROUND:
+        return "ground"
+    if top == "__main__":
+        return "cli"
+    return top
 
 
 def imports(path: Path) -> list[tuple[int, str]]:
@@ -24,17 +38,35 @@ def imports(path: Path) -> list[tuple[int, str]]:
     return [(line, name) for line, name in found if name.startswith("tender.")]
 
 
+def test_every_module_has_a_layer():
+    unknown = [
+        str(path.relative_to(ROOT))
+        for path in PACKAGE.rglob("*.py")
+        if layer_of(path.relative_to(PACKAGE).parts[0]) not in (*ORDER, *BESIDE)
+    ]
+    assert not unknown
+
+
 def test_each_layer_imports_only_its_own_and_the_layers_below():
     wrong = []
     for path in PACKAGE.rglob("*.py"):
-        layer = path.relative_to(PACKAGE).parts[0]
-        if layer not in ORDER:
-            continue
+        layer = layer_of(path.relative_to(PACKAGE).parts[0])
         for line, name in imports(path):
-            target = name.split(".")[1]
-            if (target in ORDER and ORDER.index(target) > ORDER.index(layer)) or target in BESIDE:
-                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
+            target = layer_of(name)
+            if layer in BESIDE:
+                allowed = target in BESIDE or ORDER.index(target) <= ORDER.index("assembly")
+            elif target in BESIDE:
+                allowed = layer == "cli"  # its commands run them
+            else:
+                allowed = ORDER.index(target) <= ORDER.index(layer)
+            if not allowed:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} ({layer}) imports {name} ({target})")
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_ground_floor_imports_nothing_above_it():
+    assert layer_of("tender.settings") == layer_of("tender.errors") == "ground"
+    assert layer_of("tender.assembly") == "assembly" and layer_of("tender.__main__") == "cli"
 
 
 def test_the_check_resolves_relative_imports(tmp_path, monkeypatch):

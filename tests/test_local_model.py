@@ -18,6 +18,7 @@ from tender.agents.tasks import DecomposeTask
 from tender.catalog.models import KNOWN, REQUEST_MODEL
 from tender.settings import Settings
 from tests.local_model import model_or_why
+from tender.assembly import text_model_for
 
 FILE, WHY = model_or_why()
 pytestmark = [
@@ -64,7 +65,7 @@ def test_the_core_function_of_an_app_is_a_need_not_context(model):
 
 def test_one_model_per_process_shared_by_threads(model, tmp_path):
     settings = replace(Settings.from_env({"TENDER_HOME": str(tmp_path)}), request_model=str(FILE))
-    assert settings.text_model() is model is warmed(FILE.resolve())
+    assert text_model_for(settings) is model is warmed(FILE.resolve())
     readings: list = []
 
     def worker(requirement: str) -> None:

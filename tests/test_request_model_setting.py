@@ -15,6 +15,7 @@ from tender.cli import main
 from tender.server.doctor import _request_model
 from tender.settings import BadSetting, Settings
 from tests.test_models_pull import FakeHub
+from tender.assembly import request_model_file, text_model_for
 
 GGUF = b"GGUF" + bytes(range(200))
 NAME = "tiny-reader"
@@ -39,45 +40,45 @@ def test_the_known_model_is_the_publisher_s_file_under_its_licence():
 
 
 def test_rules_or_nothing_pulled_reads_by_rules(tmp_path):
-    assert settings(tmp_path, "rules").request_model_file() is None
-    assert settings(tmp_path, "off").text_model() is None
-    assert settings(tmp_path, None).request_model_file() is None  # nothing pulled: as before
+    assert request_model_file(settings(tmp_path, "rules")) is None
+    assert text_model_for(settings(tmp_path, "off")) is None
+    assert request_model_file(settings(tmp_path, None)) is None  # nothing pulled: as before
 
 
 def test_a_value_that_names_no_model_is_refused_saying_what_to_do(tmp_path):
     with pytest.raises(BadSetting, match="no such file.*tender models pull qwen2.5-coder-1.5b"):
-        settings(tmp_path, str(tmp_path / "missing.gguf")).request_model_file()
+        request_model_file(settings(tmp_path, str(tmp_path / "missing.gguf")))
     with pytest.raises(BadSetting, match=f"{REQUEST_MODEL} is not pulled: `tender models pull {REQUEST_MODEL}`"):
-        settings(tmp_path, REQUEST_MODEL).request_model_file()
+        request_model_file(settings(tmp_path, REQUEST_MODEL))
     two = tmp_path / "two"
     two.mkdir()
     (two / "a.gguf").write_bytes(GGUF)
     (two / "b.gguf").write_bytes(GGUF)
     with pytest.raises(BadSetting, match="holding 2 .gguf files; name the file"):
-        settings(tmp_path, str(two)).request_model_file()
+        request_model_file(settings(tmp_path, str(two)))
 
 
 def test_a_file_or_a_folder_holding_one_is_the_model(tmp_path):
     folder = tmp_path / "mine"
     folder.mkdir()
     (folder / "m.gguf").write_bytes(GGUF)
-    assert settings(tmp_path, str(folder / "m.gguf")).request_model_file() == folder / "m.gguf"
-    assert settings(tmp_path, str(folder)).request_model_file() == folder / "m.gguf"
+    assert request_model_file(settings(tmp_path, str(folder / "m.gguf"))) == folder / "m.gguf"
+    assert request_model_file(settings(tmp_path, str(folder))) == folder / "m.gguf"
 
 
 def test_the_pulled_model_reads_requests_only_when_named(tmp_path):
     pulled = language_dir(tmp_path) / REQUEST_MODEL / KNOWN[REQUEST_MODEL].files[0][0]
     pulled.parent.mkdir(parents=True)
     pulled.write_bytes(GGUF)
-    assert settings(tmp_path, REQUEST_MODEL).request_model_file() == pulled
-    assert settings(tmp_path, None).request_model_file() is None  # opt-in: unset, the rules read, as before
+    assert request_model_file(settings(tmp_path, REQUEST_MODEL)) == pulled
+    assert request_model_file(settings(tmp_path, None)) is None  # opt-in: unset, the rules read, as before
 
 
 def test_a_file_that_is_no_model_is_refused_and_the_doctor_says_so(tmp_path):
     bad = tmp_path / "bad.gguf"
     bad.write_bytes(b"not a model at all")
     with pytest.raises(BadSetting, match="cannot be used.*TENDER_REQUEST_MODEL"):
-        settings(tmp_path, str(bad)).text_model()
+        text_model_for(settings(tmp_path, str(bad)))
     check = _request_model(settings(tmp_path, str(bad)))
     assert not check.ok and "cannot be used" in check.fix
 

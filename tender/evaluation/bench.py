@@ -12,7 +12,7 @@ import time
 from tender.settings import Settings
 from tender.agents.protocols import PROTOCOLS
 from tender.agents.request import Request
-from tender.agents.service import Tender
+from tender.assembly import assemble, embedder_for
 from tender.catalog import Catalog
 
 from .gold import percentile
@@ -37,8 +37,9 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    catalog = Catalog(args.db, embedder=Settings.from_env().embedder(catalog=args.db))
-    tender = Tender(catalog, reader=Settings.from_env().reader())
+    settings = Settings.from_env()
+    catalog = Catalog(args.db, embedder=embedder_for(settings, catalog=args.db))
+    tender = assemble(settings, catalog)  # as `tender serve` assembles it
     tender.warm_up()
     print(f"catalogue {args.db}: {len(catalog.apis())} APIs; open + warm-up {time.perf_counter() - started:.1f} s")
     texts = requirements(Settings.from_env(), args.requests, args.seed)

@@ -22,6 +22,7 @@ from tender.agents.tasks import DecomposeTask
 from tender.settings import Settings
 
 from .gold import percentile
+from tender.assembly import assemble, embedder_for, text_model_for
 
 
 def requests() -> list[str]:
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings.from_env()
     texts = requests()[: args.requests or None]
     began = time.perf_counter()
-    model = settings.text_model()
+    model = text_model_for(settings)
     if model is None:
         parser.error("no model reads requests here: set TENDER_REQUEST_MODEL, or pull one")
     loaded_s = time.perf_counter() - began
@@ -85,10 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.db:
         from tender.agents.request import Request
         from tender.catalog import Catalog
-        from tender.cli import make_tender
 
-        catalog = Catalog(args.db, embedder=settings.embedder(catalog=args.db))
-        tender = make_tender(settings, catalog, {})
+        catalog = Catalog(args.db, embedder=embedder_for(settings, catalog=args.db))
+        tender = assemble(settings, catalog)
         tender.warm_up()
         plans = [tender.recommend(Request.create(text)).plan for text in texts[:20]]
         result["plans_read_by_model"] = sum(p.read_by.startswith("the local model") for p in plans)

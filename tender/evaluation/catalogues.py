@@ -12,6 +12,7 @@ from tender.catalog.sources.gather import gather
 from tender.settings import Settings
 
 from .datasets import SUITES, Paths, UnknownDataset
+from tender.assembly import embedder_for
 
 MCP_LISTING = SUITES / "mcp" / "listing.json"
 
@@ -78,7 +79,7 @@ class Catalogues:
             build_from_sources(
                 _sources(name, self.paths),
                 path,
-                self.settings.embedder(threads=None, catalog=path),
+                embedder_for(self.settings, threads=None, catalog=path),
                 progress=self.progress,
                 harvested=[r for f in demo_harvest() for r in read_harvest(f)] if name == "demo" else (),
             )
@@ -87,7 +88,7 @@ class Catalogues:
     def open(self, name: str, hidden: Sequence[int] = (), history: bool = True) -> Catalog:
         """The catalogue with `hidden` mashups left out, or every mashup where `history` is False."""
         path = self.ensure(name)
-        embedder = self.settings.embedder(catalog=path)
+        embedder = embedder_for(self.settings, catalog=path)
         if not history:
             probe = Catalog(path)
             hidden = [m.id for m in probe.mashups()]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .datasets import SUITES, split
+from tender.assembly import text_model_for
 
 SUITE = SUITES / "decomposition.jsonl"
 # Words that carry no need; the rule only counts the others.
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.reader == "model":
         from tender.agents.reasoners.local import LocalReader
 
-        model = Settings.from_env().text_model()
+        model = text_model_for(Settings.from_env())
         if model is None:
             parser.error("no model reads requests here: set TENDER_REQUEST_MODEL, or pull one")
         reasoner = LocalReader(model, EmbeddedReasoner())  # type: ignore[assignment]

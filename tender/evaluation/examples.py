@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tender.evaluation.datasets import as_id, resolve_by_name
+from tender.assembly import assemble, embedder_for
 
 SUITES = Path(__file__).parent / "suites"
 SUITE = SUITES / "readme_examples.jsonl"  # ProgrammableWeb's ids
@@ -85,14 +86,13 @@ def main(argv: list[str] | None = None) -> int:
 
     from tender.agents.request import Request
     from tender.catalog import Catalog
-    from tender.cli import make_tender
     from tender.settings import Settings
 
     settings = Settings.from_env()
     db = args.db or settings.catalog_path
-    catalog = Catalog(db, embedder=settings.embedder(catalog=db))
+    catalog = Catalog(db, embedder=embedder_for(settings, catalog=db))
     # The Tender `tender recommend` runs: TENDER_READER_MODEL's reader and TENDER_RANKING_MODEL's model where set.
-    tender = make_tender(settings, catalog, {})
+    tender = assemble(settings, catalog)
     resolve: Callable[[object], int] = as_id
     suite = SUITE  # ProgrammableWeb's, whose judgement names the R2API ids
     if not any(api.source == "R2API" for api in catalog.apis()):

@@ -30,6 +30,7 @@ from tender.catalog.database import connect_read_only
 from tender.catalog.embeddings import text_hash
 from tender.catalog.sources import load_jsonl
 from tender.settings import Settings
+from tender.assembly import embedder_for, reader_for
 
 NOISE = 0.1
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -132,7 +133,7 @@ def make(args) -> None:
             a, b, w = recipes[api.id]
             for kind, text, weight in (("api", api.text(), w), ("name", api.name_text(), 0.5)):
                 by_text[text_hash(capped([(0, text)])[0][0][1])] = (kind, api.id, a, b, weight)
-    encoder = Settings.from_env().embedder().encoder
+    encoder = embedder_for(Settings.from_env()).encoder
     embedder = DerivedEmbedder(encoder, base_vectors(Path(args.base)), by_text, args.seed)
     db = out / f"catalog-{args.items}.db"
     db.unlink(missing_ok=True)
@@ -159,7 +160,7 @@ def make(args) -> None:
 def encoder_rate(args) -> None:
     """Texts a second the real encoder embeds (API descriptions of apis_large.jsonl), one thread as a server."""
     rows = [json.loads(line) for line in Path(args.apis).read_text(encoding="utf-8").splitlines()[: args.texts]]
-    embedder = Settings.from_env().embedder(threads=None)
+    embedder = embedder_for(Settings.from_env(), threads=None)
     embedder.embed(["warm up"])
     started = time.perf_counter()
     embedder.embed([f"{r['name']}. {', '.join(r['categories'])}. {r['description']}" for r in rows], role="document")
@@ -176,14 +177,16 @@ def bench(args) -> None:
     from tender.agents.request import Request
     from tender.agents.service import Tender
     from tender.catalog import Catalog
-    from tender.server.context import one_thread_each
+    from tender.assembly import one_thread_each
 
     from .gold import percentile
 
     started = time.perf_counter()
-    catalog = Catalog(args.db, embedder=Settings.from_env().embedder(catalog=args.db))
+    catalog = Catalog(args.db, embedder=embedder_for(Settings.from_env(), catalog=args.db))
     opened = time.perf_counter() - started
-    reader = Settings.from_env().reader()  # TENDER_READER_MODEL: its item vectors made on first use (ranking/reader.py)
+    reader = reader_for(
+        Settings.from_env()
+    )  # TENDER_READER_MODEL: its item vectors made on first use (ranking/reader.py)
     tender = Tender(catalog, reader=reader)
     tender.warm_up()
     one_thread_each()  # as the server runs: one core a request
@@ -226,7 +229,7 @@ def recall(args) -> None:
     from tender.ranking.lexical import query_terms
     from tender.ranking.retrieval import DEPTH
 
-    catalog = Catalog(args.db, embedder=Settings.from_env().embedder(catalog=args.db))
+    catalog = Catalog(args.db, embedder=embedder_for(Settings.from_env(), catalog=args.db))
     ids = sample_ids([m.id for m in catalog.mashups()], args.queries, args.seed)
     queries = catalog.embed([catalog.get_mashup(i).description for i in ids])
     result: dict = {"db": str(args.db), "items": len(catalog.api_ids()), "queries": len(ids), "depth": DEPTH}

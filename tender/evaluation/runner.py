@@ -17,7 +17,7 @@ from tqdm import tqdm
 from tender.agents.context import RunContext
 from tender.agents.protocols import PROTOCOLS
 from tender.agents.request import InvalidRequest, Request
-from tender.agents.service import ranking_model
+from tender.ranking.choice import ranking_model
 from tender.catalog import Catalog
 from tender.catalog.servers import routes_of
 from tender.ranking.scorer import Scorer

@@ -4,7 +4,6 @@ factory and transports) imports tools.py and resources.py, and they import this,
 
 import logging
 import os
-import sys
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -21,6 +20,7 @@ from tender.catalog import Catalog, CatalogError, TenderError
 from tender.settings import Settings
 
 from .publication import Publication, file_version
+from tender.assembly import assemble, embedder_for, one_thread_each, reader_for, text_model_for
 
 log = logging.getLogger("tender.server")
 
@@ -62,7 +62,7 @@ class AppContext:
         runs = open_runs(settings.runs_location)  # one that cannot be opened: no history, said once in the log
         try:
             catalog = Catalog(
-                settings.catalog_path, embedder=settings.embedder(catalog=settings.catalog_path), held=True
+                settings.catalog_path, embedder=embedder_for(settings, catalog=settings.catalog_path), held=True
             )
         except CatalogError as error:
             log.warning("%s The server starts anyway; its tools will say so.", error)
@@ -128,11 +128,10 @@ class AppContext:
 
     def _load(self, path: Path) -> tuple[Catalog, object]:
         """A published catalogue, opened with the embedder already loaded, and its offline agents warmed up."""
-        from tender.agents.service import Tender
 
-        embedder = self.catalog.embedder if self.catalog is not None else self.settings.embedder(catalog=path)
+        embedder = self.catalog.embedder if self.catalog is not None else embedder_for(self.settings, catalog=path)
         catalog = Catalog(path, embedder=embedder, held=True)
-        tender = Tender(catalog, **self._reasoners(catalog, "offline", "offline"))
+        tender = self._assembled(catalog, "offline", "offline")
         tender.warm_up()
         return catalog, tender
 
@@ -179,25 +178,20 @@ class AppContext:
         """The agents for this pair of reasoner backends on the catalogue served now, built on first use and kept.
         A request takes them once and reads its catalogue from them (`tender.catalog`), whatever is published
         while it runs."""
-        from tender.agents.service import Tender
 
         self.require_catalog()
         with self._lock:
             catalog = self.catalog
             assert catalog is not None
             if (manager, contractors) not in self.tenders:
-                tender = Tender(catalog, **self._reasoners(catalog, manager, contractors))
+                tender = self._assembled(catalog, manager, contractors)
                 self.tenders[manager, contractors] = tender
             return self.tenders[manager, contractors]
 
-    def _reasoners(self, catalog: Catalog, manager: str, contractors: str) -> dict:
-        from tender.agents.reasoners.factory import build_reasoners, llm_settings
-        from tender.agents.service import scorer_for
-
-        built = build_reasoners(manager, contractors, llm_settings(self.settings), self.text_model)
-        reader = None if self.reader_off else self.settings.reader()
-        scorer = scorer_for(self.settings.ranking_model_path, catalog, reader)
-        return {"manager": built[0], "contractors": built[1], "scorer": scorer, "reader": reader}
+    def _assembled(self, catalog: Catalog, manager: str, contractors: str):
+        # the server's reader and request model, each loaded once at start (or off, every plan saying why)
+        reader = None if self.reader_off else reader_for(self.settings)
+        return assemble(self.settings, catalog, manager, contractors, reader=reader, text_model=self.text_model)
 
     def close(self) -> None:
         if self._publication is not None:
@@ -213,10 +207,10 @@ def reader_problem(settings: Settings) -> str | None:
     """Why the reader (TENDER_READER_MODEL) cannot be used (no model it can load, or no ranking model fitted on its
     vectors), said once in the log at start; None where it can, or none is set. A server is not refused for it: it
     serves as without the setting, each plan noting it."""
-    from tender.agents.service import ranking_model
+    from tender.ranking.choice import ranking_model
 
     try:
-        reader = settings.reader()
+        reader = reader_for(settings)
         if reader is not None:  # and the ranking model fitted on its vectors, which scores what it reads
             ranking_model(settings.ranking_model_path, reader.embedder)
     except TenderError as error:
@@ -233,7 +227,7 @@ def request_reader(settings: Settings) -> tuple[TextModel | None, str | None]:
     """(the model that reads requests, loaded and warmed up; why there is none where one was asked for). A server is
     not refused for a model it cannot load: rules read its requests, and every plan says why."""
     try:
-        return settings.text_model(), None
+        return text_model_for(settings), None
     except TenderError as error:
         log.warning("%s The server starts without it: rules read each request.", error)
         return None, f"This server's model that reads requests is off ({error}); rules read this request."
@@ -270,14 +264,3 @@ class SharedApp:
         if self.app is None:
             raise TenderError("The Tender server is still starting; try again in a moment.")
         return self.app
-
-
-def one_thread_each() -> None:
-    """Concurrency comes from serving runs side by side, one core each. Math libraries' own threads on
-    top oversubscribe the cores: torch's OpenMP spin-waits made an encode 14x slower on a busy 2-core
-    machine, and numpy's BLAS threads doubled the CPU time of a run (135 ms to 72 ms once limited)."""
-    from threadpoolctl import threadpool_limits
-
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(1)
-    threadpool_limits(1)  # kept for the life of the process

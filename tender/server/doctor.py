@@ -19,6 +19,7 @@ from tender.catalog import TenderError
 from tender.catalog.summary import summarise
 from tender.safety import redact
 from tender.settings import Settings
+from tender.assembly import embedder_for, reader_for, text_model_for
 
 LLM_PROBE_S = 3.0  # seconds the LLM endpoint has to answer GET /models
 SECRET = "<your key>"  # a key is never printed; the snippet says where it goes
@@ -152,7 +153,7 @@ def _encoder(settings: Settings) -> Check:
     from tender.catalog import Catalog
 
     try:
-        embedder = settings.embedder(catalog=settings.catalog_path)
+        embedder = embedder_for(settings, catalog=settings.catalog_path)
         embedder.embed(["a site that shows nearby restaurants on a map"])
         found = f"{embedder.model_name} ({type(embedder).__name__})"
         if settings.catalog_path.is_file():
@@ -164,10 +165,10 @@ def _encoder(settings: Settings) -> Check:
 
 def _reader(settings: Settings) -> Check:
     """The reader (TENDER_READER_MODEL), loaded and run once, with the ranking model fitted on its vectors."""
-    from tender.agents.service import ranking_model
+    from tender.ranking.choice import ranking_model
 
     try:
-        reader = settings.reader()
+        reader = reader_for(settings)
         assert reader is not None
         reader.embedder.embed(["a site that shows nearby restaurants on a map"])
         ranking_model(settings.ranking_model_path, reader.embedder)
@@ -184,7 +185,7 @@ def _request_model(settings: Settings) -> Check:
     from tender.catalog.models import REQUEST_MODEL
 
     try:
-        model = settings.text_model()
+        model = text_model_for(settings)
     except TenderError as error:
         return Check(
             name="request reader", ok=False, found=str(settings.request_model or REQUEST_MODEL), fix=str(error)

@@ -21,12 +21,13 @@ from tender.evaluation.catalogues import Catalogues
 from tender.evaluation.datasets import COLD, DATASETS, DECOMPOSED, MASKED, Paths, Variant
 from tender.ranking.evidence import Evidence, vector
 from tender.ranking.retrieval import Ranker
-from tender.agents.service import ranking_model
+from tender.ranking.choice import ranking_model
 from tender.ranking.scorer import Scorer
 from tender.ranking.vectors import QueryEncoder
 from tender.settings import Settings
 
 from .ranker import fit_logistic
+from tender.assembly import embedder_for
 
 FOLDS = 5
 DEPTH = 5
@@ -137,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings.from_env()
     paths = Paths(settings.data_dir.parent)
     catalogues = Catalogues(settings, paths, progress=False)
-    scorer = ranking_model(None, settings.embedder())
+    scorer = ranking_model(None, embedder_for(settings))
     print(
         "| dev part | needs | in the candidates | dense | shipped | history reading alone | fitted in kind, "
         "logistic | fitted in kind, boosted trees |"

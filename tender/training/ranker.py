@@ -35,6 +35,7 @@ from tender.ranking.retrieval import Ranker
 from tender.ranking.scorer import MODEL_FILE, Scorer, beside_encoder, shipped_model, untrained
 from tender.ranking.vectors import QueryEncoder
 from tender.settings import Settings
+from tender.assembly import embedder_for
 
 FOLDS = 5
 
@@ -337,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     settings = Settings.from_env()
-    args.out = args.out or default_out(settings.embedder())
+    args.out = args.out or default_out(embedder_for(settings))
     paths = Paths(settings.data_dir.parent)
     catalogues = Catalogues(settings, paths, progress=not args.quiet)
     started = time.perf_counter()
@@ -371,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     elif previous:
         scorer = scorer.model_copy(update={"objective": previous.objective})
-    encoder = catalogues.settings.embedder().encoder
+    encoder = embedder_for(catalogues.settings).encoder
     scorer = scorer.model_copy(
         update={
             "encoder": encoder.name,

@@ -73,7 +73,7 @@ def build_reasoners(
     text_model: "TextModel | None" = None,
 ) -> tuple[Reasoner, Reasoner]:
     """(manager reasoner, contractor reasoner). Both roles on "llm" share one LLM reasoner: one cache,
-    one limit of calls in flight. An offline manager with a `text_model` (settings.text_model) has it read the
+    one limit of calls in flight. An offline manager with a `text_model` (assembly.text_model_for) has it read the
     request (step 1) and the rules do the rest. Raises LLMNotConfigured when "llm" is asked for without an endpoint
     or model."""
     from .embedded import EmbeddedReasoner
