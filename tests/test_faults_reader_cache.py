@@ -19,21 +19,9 @@ from tender.agents.service import Tender
 from tender.catalog import HashingEmbedder
 from tender.ranking import reader as reader_module
 from tender.ranking.reader import Reader
+from tests.test_ranking_reader import Counting  # the reader's encoder, counting the documents it embeds
 
 NEED = "weather forecast on a map"
-
-
-class Counting(HashingEmbedder):
-    """The reader's encoder: another one than the catalogue's, counting the documents it embeds."""
-
-    def __init__(self):
-        super().__init__(64)
-        self.documents = 0
-
-    def embed(self, texts, progress=False, role="query"):
-        if role == "document":
-            self.documents += len(texts)
-        return super().embed(texts, progress, role)
 
 
 def plan(catalog, cache: Path) -> tuple[list[str], Reader]:

@@ -128,15 +128,16 @@ def test_a_server_that_never_answers_costs_its_timeout(tmp_path, monkeypatch):
     assert not record.started and "within 1 s" in record.error
 
 
-def test_a_server_and_what_it_started_are_stopped_when_its_listing_ends(tmp_path, monkeypatch):
-    """npx starts node, uvx starts python: the harvest stops the whole process group, leaving nothing running."""
+def npx_starting_a_sleeper(tmp_path, monkeypatch, own_session: bool) -> Path:
+    """An `npx` on PATH that starts a sleeping child (in a session of its own where asked), writes its pid to the
+    file returned, and becomes a paged MCP server."""
     folder = tmp_path / "bin"
     folder.mkdir()
     pids = tmp_path / "pids"
     (folder / "npx").write_text(
         f"""#!{sys.executable}
 import os, subprocess, sys
-child = subprocess.Popen([{sys.executable!r}, "-c", "import time; time.sleep(300)"])
+child = subprocess.Popen([{sys.executable!r}, "-c", "import time; time.sleep(300)"], start_new_session={own_session})
 open({str(pids)!r}, "w").write(str(child.pid))
 os.execv({sys.executable!r}, [{sys.executable!r}, {str(PAGED)!r}])
 """
@@ -144,6 +145,12 @@ os.execv({sys.executable!r}, [{sys.executable!r}, {str(PAGED)!r}])
     (folder / "npx").chmod(0o755)
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(harvesting, "package_facts", lambda r, f: Facts(frozenset({"1.0.0"}), "1.0.0", ()))
+    return pids
+
+
+def test_a_server_and_what_it_started_are_stopped_when_its_listing_ends(tmp_path, monkeypatch):
+    """npx starts node, uvx starts python: the harvest stops the whole process group, leaving nothing running."""
+    pids = npx_starting_a_sleeper(tmp_path, monkeypatch, own_session=False)
     out = tmp_path / "harvest.jsonl"
     harvest([Target(refs=["toolsdk:spawner"], route=package("npm", "spawner", "1.0.0"))], out, timeout=60, jobs=1)
     assert read_harvest(out)[0].started
@@ -164,20 +171,7 @@ os.execv({sys.executable!r}, [{sys.executable!r}, {str(PAGED)!r}])
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="adoption of what a server leaves is read from /proc")
 def test_a_daemon_that_left_the_servers_process_group_is_stopped_too(tmp_path, monkeypatch):
     """A server may start a daemon in a session of its own (setsid), which its process group's signal misses."""
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    pids = tmp_path / "pids"
-    (folder / "npx").write_text(
-        f"""#!{sys.executable}
-import os, subprocess, sys
-child = subprocess.Popen([{sys.executable!r}, "-c", "import time; time.sleep(300)"], start_new_session=True)
-open({str(pids)!r}, "w").write(str(child.pid))
-os.execv({sys.executable!r}, [{sys.executable!r}, {str(PAGED)!r}])
-"""
-    )
-    (folder / "npx").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setattr(harvesting, "package_facts", lambda r, f: Facts(frozenset({"1.0.0"}), "1.0.0", ()))
+    pids = npx_starting_a_sleeper(tmp_path, monkeypatch, own_session=True)
     out = tmp_path / "harvest.jsonl"
     harvest([Target(refs=["toolsdk:daemon"], route=package("npm", "daemon", "1.0.0"))], out, timeout=60, jobs=1)
     assert read_harvest(out)[0].started
