@@ -56,6 +56,11 @@ def onnx_available() -> bool:
 # products moved vectors to cosine 0.97 and 15% of the top 5 (docs/tuning.md). The bound is chosen, not fitted:
 # between the tables of the stock encoders, left as they are (MiniLM 11.7M, mpnet 23M), and EmbeddingGemma's 201M.
 TABLE_IN_8_BITS = 50_000_000
+# A folder that holds its own ONNX graph (an export published beside the model, pulled by `tender models pull`) is
+# run as it is, with no torch: the first of these found. A graph with a `sentence_embedding` output gives the
+# sentence vector itself (pooling and Dense layers inside the graph); any other gives token embeddings.
+READY_GRAPHS = ("onnx/model.onnx", "model.onnx")
+POOLED_OUTPUT = "sentence_embedding"
 # Padded tokens a batch holds (see OnnxEmbedder.embed): chosen, a memory bound (16 texts of 512 tokens), not fitted.
 BATCH_TOKENS = 8_192
 
@@ -243,11 +248,14 @@ class OnnxEmbedder:
         self.model_name = self.encoder.name
         self.max_tokens = self.folder.max_tokens
         self.table_8_bits = not self.stock and table_parameters(self.path) > TABLE_IN_8_BITS
+        self.ready = None if self.stock else next((self.path / g for g in READY_GRAPHS if (self.path / g).is_file()), None)
 
     @property
     def graph_path(self) -> Path:
         if self.stock:
             return self.path / "onnx" / "model.onnx"
+        if self.ready is not None and not self.table_8_bits:
+            return self.ready
         folder = (
             self.cache_dir or Path(tempfile.gettempdir()) / f"tender-onnx-{os.getuid() if hasattr(os, 'getuid') else 0}"
         )
@@ -260,6 +268,14 @@ class OnnxEmbedder:
         import onnxruntime as ort
 
         graph = self.graph_path
+        if not graph.is_file() and self.ready is not None:  # the published graph, its table put in 8 bits once
+            graph.parent.mkdir(parents=True, exist_ok=True)
+            partial = graph.with_suffix(f".{os.getpid()}.partial")
+            try:
+                quantize_table(self.ready, partial)
+                os.replace(partial, graph)
+            finally:
+                partial.unlink(missing_ok=True)
         if not graph.is_file():
             try:
                 export_onnx(self.path, graph, self.table_8_bits)
@@ -287,7 +303,14 @@ class OnnxEmbedder:
                 options.add_initializer(name, value)
         session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in session.get_inputs()}
+        outputs = [o.name for o in session.get_outputs()]
+        self._output = POOLED_OUTPUT if POOLED_OUTPUT in outputs else outputs[0]
         return session
+
+    @property
+    def pooled(self) -> bool:
+        """Whether the graph gives sentence vectors itself (pooled and through the model's head)."""
+        return self._session is not None and self._output == POOLED_OUTPUT
 
     @cached_property
     def _tokenizer(self):
@@ -314,7 +337,7 @@ class OnnxEmbedder:
             ids[row, :n], mask[row, :n], types[row, :n] = encoding.ids, encoding.attention_mask, encoding.type_ids
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         session = self._session
-        (tokens,) = session.run(None, {k: v for k, v in feed.items() if k in self._inputs})
+        (tokens,) = session.run([self._output], {k: v for k, v in feed.items() if k in self._inputs})
         return tokens, mask
 
     def embed(self, texts: list[str], progress: bool = False, role: Role = "query") -> np.ndarray:
@@ -332,7 +355,10 @@ class OnnxEmbedder:
             longest = max(1, len(encodings[order[start]].ids))
             rows = order[start : start + max(1, min(64, BATCH_TOKENS // longest))]
             start += len(rows)
-            vectors = finish(self.folder, mean_pool(*self._run([encodings[i] for i in rows])), self.dimensions)
+            if self.pooled:
+                vectors = finish(None, self._run([encodings[i] for i in rows])[0], self.dimensions)
+            else:
+                vectors = finish(self.folder, mean_pool(*self._run([encodings[i] for i in rows])), self.dimensions)
             if out is None:
                 out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
             out[rows] = vectors
@@ -342,7 +368,7 @@ class OnnxEmbedder:
     def tokens(self, text: str, role: Role = "query") -> tuple[list[tuple[int, int]], np.ndarray] | None:
         """As SentenceTransformerEmbedder.tokens: the text's token embeddings (through the model's head, where it
         is linear) and their character spans in `text` (empty for the prompt's and the special tokens)."""
-        if not self.folder.head_is_linear:
+        if not self.folder.head_is_linear or self.pooled:
             return None
         prompt = self.folder.prompt(role)
         encoding = self._tokenizer.encode(prompt + text)
@@ -355,9 +381,12 @@ def shift_spans(offsets, prompt_chars: int) -> list[tuple[int, int]]:
     return [(a - prompt_chars, b - prompt_chars) if a >= prompt_chars and b > a else (0, 0) for a, b in offsets]
 
 
-def finish(folder: ModelFolder, pooled: np.ndarray, dimensions: int | None, normalize: bool = True) -> np.ndarray:
-    """Pooled (or token) embeddings through the folder's Dense layers, cut to `dimensions`, made unit length."""
-    vectors = folder.head(pooled)
+def finish(
+    folder: ModelFolder | None, pooled: np.ndarray, dimensions: int | None, normalize: bool = True
+) -> np.ndarray:
+    """Pooled (or token) embeddings through the folder's Dense layers (none: the graph ran them), cut to
+    `dimensions`, made unit length."""
+    vectors = folder.head(pooled) if folder is not None else pooled
     if dimensions:
         vectors = vectors[..., :dimensions]
     if normalize:  # always: catalogue search takes cosine as a dot product
