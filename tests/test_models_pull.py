@@ -364,7 +364,6 @@ def onnx_export_files() -> dict[str, bytes]:
     """A published ONNX export in miniature: a graph whose `sentence_embedding` output is the mean of a word table's
     rows (its own pooling, as onnx-community's exports carry theirs), and a word-level tokenizer."""
     import numpy as np
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
     from tokenizers import Tokenizer, models as tokenizer_models, pre_tokenizers
 
@@ -431,7 +430,9 @@ def test_a_published_onnx_export_is_pulled_with_its_prompts_and_embeds_without_t
         "q, d = e.embed(['weather'], role='query')[0], e.embed(['weather'], role='document')[0]\n"
         "print(e.encoder.name, round(float(q @ q), 3), bool(abs(float(q @ d)) < 0.9999))\n"
     )
-    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env={**__import__("os").environ})
+    ran = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env={**__import__("os").environ}
+    )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.split() == ["tiny-onnx", "1.0", "True"]
 
