@@ -429,7 +429,7 @@ def catalog_harvest(settings: Settings, db_path, out, all_servers, limit, jobs, 
         tender catalog harvest --db demo.db --out harvest-2026-11-28.jsonl --run-third-party-code
         tender catalog build ... --harvest harvest-2026-11-28.jsonl
     """
-    from tender.catalog.harvest import harvest, read_harvest, summary, targets
+    from tender.catalog.harvest import harvest, pending, read_harvest, summary, targets
 
     if not run_third_party_code:
         raise click.UsageError(
@@ -438,7 +438,9 @@ def catalog_harvest(settings: Settings, db_path, out, all_servers, limit, jobs, 
         )
     catalog = open_catalog(with_db(settings, db_path), embed=False)
     found = targets(catalog.apis(), only_unlisted=not all_servers)[: limit or None]
-    click.echo(f"{len(found):,} servers to start ({jobs} at a time, {timeout:g} s each at most) into {out}", err=True)
+    left = len(pending(found, out))
+    done = f" ({len(found) - left:,} already in it)" if left < len(found) else ""
+    click.echo(f"{left:,} servers to start ({jobs} at a time, {timeout:g} s each at most) into {out}{done}", err=True)
 
     def said(record) -> None:
         state = f"started, {len(record.tools)} tools" if record.started else f"did not start: {record.error[:120]}"
@@ -1698,6 +1700,18 @@ def models_remove(settings: Settings, name):
     type=Seconds(1, 86400),
     help="HTTP only: seconds an MCP session may go without a request before it is closed (default: 600).",
 )
+@click.option(
+    "--a2a",
+    is_flag=True,
+    help="HTTP only: also serve A2A agents on the same port: JSON-RPC at /a2a, the agent card at "
+    "/.well-known/agent-card.json (the a2a extra).",
+)
+@click.option(
+    "--public-url",
+    metavar="URL",
+    help="With --a2a: the address agents reach this server at, as its agent card gives it (behind a reverse proxy, "
+    "the proxy's). Default: http://HOST:PORT.",
+)
 @click.pass_obj
 def serve_command(
     settings: Settings,
@@ -1711,12 +1725,15 @@ def serve_command(
     idle_timeout,
     max_sessions,
     session_idle_timeout,
+    a2a,
+    public_url,
 ):
     """Serve Tender over MCP: the recommend_apis, explain_bids, compare_protocols, search_apis, get_api
     and list_categories tools, catalogue and run resources, and the compose_service prompt.
 
     Logs go to stderr. Over HTTP, DNS-rebinding and Origin checks are on, and TENDER_HTTP_TOKEN, when
     set, must be sent as `Authorization: Bearer <token>`. Runs are stored in runs.db (TENDER_RUNS).
+    With --a2a, A2A agents are served on the same port, with the same token and limits.
 
     \b
     Examples:
@@ -1725,9 +1742,14 @@ def serve_command(
         TENDER_HTTP_TOKEN=... tender serve --transport http --host 0.0.0.0 --allow-host tender.example.org
         tender serve --transport http --max-connections 200 --idle-timeout 5
         tender serve --transport http --max-sessions 200 --session-idle-timeout 300
+        tender serve --transport http --a2a          # and A2A agents, on the same port
     """
     from .server.app import serve
 
+    if a2a:
+        # The A2A SDK opens an OpenTelemetry span around each of its calls wherever opentelemetry is installed, collected
+        # or not (2 ms of the event loop a request, measured), reading this when first imported: off unless asked for.
+        os.environ.setdefault("OTEL_INSTRUMENTATION_A2A_SDK_ENABLED", "false")
     serve(
         with_db(settings, db_path),
         transport=transport,
@@ -1739,6 +1761,8 @@ def serve_command(
         idle_s=idle_timeout,
         max_sessions=max_sessions,
         session_idle_s=session_idle_timeout,
+        a2a=a2a,
+        public_url=public_url,
     )
 
 

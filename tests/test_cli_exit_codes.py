@@ -42,7 +42,7 @@ INPUT_TO_FIX = {
     "eval": [["--dataset", "nope"], ["--compare", "MISSING", "MISSING"]],
     "train encoder": [["--epochs", "0"]],
     "train ranker": [["--metatool", "many"]],
-    "serve": [["--transport", "http", "--host", "0.0.0.0"], ["--port", "0"]],
+    "serve": [["--transport", "http", "--host", "0.0.0.0"], ["--port", "0"], ["--a2a"]],  # A2A is HTTP's
     "doctor": [["--db"]],
     "models list": [["--json", "extra"]],
     "models pull": [["embedingemma-300m"], ["embeddinggemma-300m"], ["all-mpnet-base-v2", "--endpoint", "ftp://x"]],

@@ -20,8 +20,9 @@ from tests.conftest import ROOT
 from tests.test_install import fresh_venv, wheel  # noqa: F401 (wheel: a fixture)
 
 pytestmark = pytest.mark.install
-# Left out: what needs the `train` extra (fine-tuning: torch, sentence-transformers, scikit-learn).
-EXTRAS_ONLY = ("tender.training", "tender.__main__")  # __main__ runs the command line when imported
+# Left out: what needs the `train` extra (fine-tuning: torch, sentence-transformers, scikit-learn) and the `a2a` extra
+# (the A2A SDK; `tender serve --a2a` says to install it).
+EXTRAS_ONLY = ("tender.training", "tender.__main__", "tender.server.a2a_")  # __main__ runs the CLI when imported
 
 
 def core_closure() -> set[str]:
@@ -73,7 +74,7 @@ def core_venv(wheel, tmp_path_factory) -> Path:  # noqa: F811
 def test_the_core_closure_leaves_the_extras_out():
     closure = core_closure()
     assert {"mcp", "onnxruntime", "httpx", "uvicorn"} <= closure
-    assert not {"torch", "sentence-transformers", "psycopg", "pytest", "scikit-learn"} & closure
+    assert not {"torch", "sentence-transformers", "psycopg", "pytest", "scikit-learn", "a2a-sdk"} & closure
 
 
 def test_every_product_module_imports_in_a_core_install(core_venv, tmp_path):

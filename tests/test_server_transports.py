@@ -181,3 +181,18 @@ def test_stdout_carries_only_the_protocol(server_env, sources, tmp_path, runtime
     assert all(json.loads(line)["jsonrpc"] == "2.0" for line in lines + rest.splitlines())
     assert json.loads(lines[-1])["result"]["structuredContent"]["name"] == "Google Maps"
     assert loading in errors  # the model did load, and said so on stderr
+
+
+def test_serving_a2a_without_its_extra_says_what_to_install(monkeypatch, catalog_path, tmp_path):
+    import sys
+
+    from tender.errors import InputToFix
+    from tender.server.app import http_app
+    from tender.settings import Settings
+
+    for name in [m for m in sys.modules if m == "a2a" or m.startswith(("a2a.", "tender.server.a2a_"))]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "a2a", None)  # as if the a2a extra were not installed
+    settings = Settings(catalog_path=catalog_path, runs_path=tmp_path / "runs.db", embedding_model="hashing")
+    with pytest.raises(InputToFix, match=r"A2A needs the official A2A SDK .*pip install 'tender-mcp\[a2a\]'"):
+        http_app(settings, a2a_url="http://127.0.0.1:8765")

@@ -15,7 +15,7 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +29,7 @@ from ..safety import one_line
 from . import install
 from .install import PackageInstall
 from .records import Api
-from .servers import MAX_TOOL_DESCRIPTION, MAX_TOOLS, best_routes, repository_key, routes_of
+from .servers import MAX_TOOL_DESCRIPTION, MAX_TOOLS, Tool, best_routes, repository_key, routes_of, tool_items
 from .sources.base import Loaded, SourceInfo, mapping
 from .sources.http import Fetcher, NotFound
 from .sources.mcp import Server, _list_one
@@ -295,8 +295,7 @@ def harvest(
 ) -> int:
     """Harvest each target (`jobs` at a time), appending one line per server to `out` as each ends (a harvest that
     is stopped resumes: servers already in `out` are skipped). Returns how many were harvested now."""
-    done = {ref for record in read_harvest(out) for ref in record.refs} if out.is_file() else set()
-    todo = [t for t in found if not done & set(t.refs)]
+    todo = pending(found, out)
     caches = caches or Path(tempfile.gettempdir()) / "tender-harvest-caches"
     fetcher = Fetcher(timeout=20, retries=2)
     caches.mkdir(parents=True, exist_ok=True)
@@ -324,6 +323,12 @@ def harvest(
         return count
 
     return anyio.run(run)
+
+
+def pending(found: list[Target], out: Path) -> list[Target]:
+    """The targets a harvest file does not hold yet (a stopped harvest resumes from them)."""
+    done = {ref for record in read_harvest(out) for ref in record.refs} if out.is_file() else set()
+    return [t for t in found if not done & set(t.refs)]
 
 
 def read_harvest(path: Path) -> list[Harvested]:
@@ -374,7 +379,9 @@ def apply_harvest(apis: list[Api], records: list[Harvested]) -> list[Api]:
         server = api.model_copy(update={"details": details})
         out.append(server)
         if gains:
-            out += list(_tool_items(server, record.tools))
+            out += tool_items(
+                server, [Tool(name=t.name, description=t.description, inputs=t.inputs) for t in record.tools]
+            )
     return out
 
 
@@ -399,33 +406,6 @@ def _verified_routes(api: Api, record: Harvested) -> list[dict]:
             except install.Refused:
                 pass
     return [r.model_dump(mode="json") for r in best_routes(routes)]
-
-
-def _tool_items(server: Api, tools: list[HarvestedTool]) -> Iterator[Api]:
-    seen: set[str] = set()
-    for tool in tools:
-        if tool.name in seen:
-            continue
-        seen.add(tool.name)
-        yield Api(
-            id=0,
-            name=f"{tool.name} ({server.name})",
-            kind="tool",
-            provider=server.provider,
-            server=server.server,
-            tool=tool.name,
-            description=tool.description,
-            source=server.source,
-            status=server.status,
-            status_source=server.status_source,
-            link=server.link,
-            categories=server.categories,
-            details={
-                "of_server": server.provider,
-                "server_title": server.title,
-                **({"inputs": tool.inputs} if tool.inputs else {}),
-            },
-        )
 
 
 ASSETS = Path(__file__).with_name("assets")

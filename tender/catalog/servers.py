@@ -344,30 +344,38 @@ def items_of(server: Server) -> list[Api]:
         status_source=server.status_source,
         details=details,
     )
-    items = [item]
+    return [item, *tool_items(item, server.tools)]
+
+
+def tool_items(server: Api, tools: Iterable[Tool]) -> list[Api]:
+    """Each tool a server lists as an item of it (its name once, at most MAX_TOOLS of them): matched by what it
+    does, awarded as its server (ranking/retrieval.py)."""
+    items: list[Api] = []
     seen: set[str] = set()
-    for tool in server.tools[:MAX_TOOLS]:
-        tool_name = one_line(tool.name)[:100]
-        if not tool_name or tool_name in seen:
+    for tool in tools:
+        name = one_line(tool.name)[:100]
+        if not name or name in seen:
             continue
-        seen.add(tool_name)
+        if len(items) == MAX_TOOLS:
+            break
+        seen.add(name)
         items.append(
             Api(
                 id=0,
-                name=f"{tool_name} ({name})",
+                name=f"{name} ({server.name})",
                 kind="tool",
-                provider=server.namespace,
-                server=details["config_key"],
-                tool=tool_name,
+                provider=server.provider,
+                server=server.server,
+                tool=name,
                 description=tool.description[:MAX_TOOL_DESCRIPTION],
                 source=server.source,
-                status=item.status,
+                status=server.status,
                 status_source=server.status_source,
-                link=item.link,
-                categories=item.categories,
+                link=server.link,
+                categories=server.categories,
                 details={
-                    "of_server": server.namespace,
-                    "server_title": details["title"] or name,
+                    "of_server": server.provider,
+                    "server_title": server.title,
                     **({"title": one_line(tool.title)[:MAX_TITLE]} if tool.title else {}),
                     **({"inputs": tool.inputs[:10]} if tool.inputs else {}),
                 },

@@ -9,6 +9,7 @@ import hmac
 import logging
 import os
 import signal
+import socket
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -59,6 +60,8 @@ class TenderServer(MCPServer):
     """The SDK's server, with tools/list as an assistant should read it: pydantic titles every argument with its
     own name respelt ("Max Apis") and the arguments with the function's ("recommend_apisArguments"). tools/list is
     read before every conversation; those titles were a twentieth of it and said nothing."""
+
+    shared: SharedApp  # the AppContext behind it, which the A2A routes share (a2a_routes.py)
 
     async def list_tools(self) -> list[MCPTool]:
         return [
@@ -114,7 +117,7 @@ def build_server(
     *,
     open_app: Callable[[], AppContext] | None = None,
     bearer_token: str | None = None,
-) -> MCPServer:
+) -> TenderServer:
     """The Tender MCP server. `open_app` replaces how the AppContext is opened (tests pass one with
     their own agents); `bearer_token` makes the HTTP transport require `Authorization: Bearer <token>`."""
     settings = settings or Settings()
@@ -132,6 +135,7 @@ def build_server(
         auth=auth,
         token_verifier=verifier,
     )
+    server.shared = shared
     tools.register(server)
     resources.register(server, shared)
     return server
@@ -174,21 +178,26 @@ def serve(
     idle_s: float | None = None,
     max_sessions: int | None = None,
     session_idle_s: float | None = None,
+    a2a: bool = False,
+    public_url: str | None = None,
 ) -> None:
     """Run until interrupted. Logs go to stderr: under stdio, stdout carries only the protocol. Over HTTP,
     at most `max_connections` are open, a quarter of them per client address, and one that has not sent a whole
     request (headers and body) within `idle_s` is closed (see limits.py);
     at most `max_sessions` MCP sessions are open, a quarter of them per client address, and one with no
     request for `session_idle_s` is closed (see sessions.py); beyond loopback a bearer token is required
-    unless `allow_unauthenticated`."""
+    unless `allow_unauthenticated`. With `a2a`, the same port serves A2A beside MCP (a2a_routes.py), its agent card
+    naming `public_url` (default: http://host:port)."""
     from .limits import DEFAULT_IDLE_S, RepeatFilter, bounded_protocol, default_max_connections, per_client
-    from .sessions import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S, BoundedSessions, per_peer
+    from .sessions import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S, per_peer
 
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     for handler in logging.getLogger().handlers:
         handler.addFilter(Redacting())  # the HTTP client logs the LLM endpoint's URL, credentials and all
         handler.addFilter(RepeatFilter())
     if transport == "stdio":
+        if a2a:
+            raise InputToFix("A2A is served over HTTP, beside MCP: add --transport http.")
         serve_stdio(settings)
         return
     if host not in LOOPBACK and not settings.http_token:
@@ -198,18 +207,10 @@ def serve(
     import uvicorn
     from uvicorn.config import LOGGING_CONFIG
 
-    server = build_server(settings, bearer_token=settings.http_token)
     max_sessions = max_sessions or DEFAULT_MAX_SESSIONS
     session_idle_s = session_idle_s or DEFAULT_SESSION_IDLE_S
-    app = server.streamable_http_app(
-        transport_security=transport_security(host, allowed_hosts),
-        host=host,
-        max_sessions=max_sessions,
-        session_idle_timeout=session_idle_s,
-    )
-    BoundedSessions.bound(server.session_manager, per_peer(max_sessions))
-    for name in ("mcp.server.streamable_http_manager", "mcp.server.streamable_http"):
-        logging.getLogger(name).setLevel(logging.WARNING)  # two lines a session: a flood of them fills the log
+    base_url = (public_url or default_public_url(host, port)).rstrip("/") if a2a else None
+    app = http_app(settings, host, allowed_hosts, max_sessions, session_idle_s, a2a_url=base_url)
     log_config = copy.deepcopy(LOGGING_CONFIG)
     log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"  # uvicorn's default is stdout
     log_config["filters"] = {"redacting": {"()": Redacting}, "repeats": {"()": RepeatFilter}}
@@ -218,10 +219,11 @@ def serve(
     max_connections = max_connections or default_max_connections()
     idle_s = idle_s or DEFAULT_IDLE_S
     log.info(
-        "Streamable HTTP on http://%s:%s/mcp%s; at most %d connections, %d per client address, closed without a "
+        "Streamable HTTP on http://%s:%s/mcp%s%s; at most %d connections, %d per client address, closed without a "
         "whole request after %g s; at most %d sessions, %d per client address, idle ones closed after %g s",
         host,
         port,
+        f", A2A at {base_url}/a2a (agent card at {base_url}/.well-known/agent-card.json)" if base_url else "",
         " (bearer token required)" if settings.http_token else "",
         max_connections,
         per_client(max_connections),
@@ -239,6 +241,60 @@ def serve(
         ws="none",  # MCP has no use for WebSocket, and an upgraded connection would leave the bounds above
         timeout_keep_alive=max(1, int(min(5, idle_s))),  # whole seconds, as uvicorn takes them
     )
+
+
+def http_app(
+    settings: Settings,
+    host: str = "127.0.0.1",
+    allowed_hosts: Sequence[str] = (),
+    max_sessions: int | None = None,
+    session_idle_s: float | None = None,
+    *,
+    a2a_url: str | None = None,
+    open_app: Callable[[], AppContext] | None = None,
+):
+    """The ASGI app `serve` runs over HTTP: MCP's streamable HTTP at /mcp and, given `a2a_url` (the address agents
+    reach it at), A2A beside it. `open_app` as build_server's (tests pass their own agents)."""
+    from .sessions import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S, BoundedSessions, per_peer
+
+    max_sessions = max_sessions or DEFAULT_MAX_SESSIONS
+    server = build_server(settings, bearer_token=settings.http_token, open_app=open_app)
+    security = transport_security(host, allowed_hosts)
+    app = server.streamable_http_app(
+        transport_security=security,
+        host=host,
+        max_sessions=max_sessions,
+        session_idle_timeout=session_idle_s or DEFAULT_SESSION_IDLE_S,
+    )
+    BoundedSessions.bound(server.session_manager, per_peer(max_sessions))
+    for name in ("mcp.server.streamable_http_manager", "mcp.server.streamable_http"):
+        logging.getLogger(name).setLevel(logging.WARNING)  # two lines a session: a flood of them fills the log
+    if a2a_url is not None:
+        try:
+            from .a2a_routes import mount_a2a
+        except ImportError as error:
+            raise InputToFix(f"A2A needs the official A2A SDK ({error.name}): {A2A_EXTRA}.") from None
+        mount_a2a(
+            app,
+            server.shared,
+            base_url=a2a_url,
+            secured=bool(settings.http_token),
+            version=_version(),
+            security=security,
+        )
+        logging.getLogger("a2a").setLevel(logging.WARNING)  # its request handler logs each task at INFO
+    return app
+
+
+A2A_EXTRA = "pip install 'tender-mcp[a2a]'"
+
+
+def default_public_url(host: str, port: int) -> str:
+    """Where agents reach a server listening on `host`, as its agent card says when --public-url is not given: the
+    machine's name for a wildcard address (a card must name a place to call, and 0.0.0.0 names none)."""
+    if host in ("0.0.0.0", "::"):
+        host = socket.gethostname()
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 DISTRIBUTION = "tender-mcp"  # pyproject's name; the package and the command are `tender`

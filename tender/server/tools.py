@@ -6,7 +6,6 @@ import inspect
 import json
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Literal, TypeVar
@@ -29,6 +28,7 @@ from tender.safety import redact
 
 from .context import AppContext
 from .sampling import needs_from_client
+from .workers import on_worker, recommend_work
 from tender.answers.brief import recommendation
 from tender.answers.budget import lean
 from tender.answers.budget import fitting
@@ -107,20 +107,9 @@ def fixable() -> Iterator[None]:
 async def in_worker(
     ctx: Context, work: Callable[[RunContext], T], limiter: anyio.CapacityLimiter, deadline_s: float | None = None
 ) -> T:
-    """Run blocking agent work on a worker thread, when `limiter` admits it. Its progress reaches
-    the client as progress notifications; if the request is cancelled, whether waiting or running, the
-    run's cancel event stops it at its next step."""
-    context = RunContext(progress=_progress_to(ctx), deadline_s=deadline_s)  # the deadline counts the wait too
-
-    def run() -> T:
-        context.started = time.perf_counter()  # a plan's latency is its run's, not its wait for a worker
-        return work(context)
-
-    try:
-        return await anyio.to_thread.run_sync(run, abandon_on_cancel=True, limiter=limiter)
-    except anyio.get_cancelled_exc_class():
-        context.cancel.set()
-        raise
+    """Run blocking agent work on a worker thread (workers.on_worker), its progress reaching the client as progress
+    notifications."""
+    return await on_worker(work, limiter, deadline_s, _progress_to(ctx))
 
 
 PROGRESS_TOTAL = 100
@@ -241,19 +230,7 @@ async def _recommend(
     if manager_backend == "client":
         manager_backend = "offline"  # the client's model states the needs; the other steps are Tender's own
     tender = app.tender(manager_backend, contractor_backend)
-
-    def work(context: RunContext) -> Run:
-        if said:
-            context.note(said)
-        run = tender.recommend(request, context)
-        if app.reader_off:
-            run.plan.notes.append(app.reader_off)
-        if rebuilt := app.rebuilt(tender.catalog):
-            run.plan.notes.append(rebuilt)
-        # the catalogue the run was made on, whatever is published meanwhile
-        keep(app.runs, run, tender.catalog)
-        return run
-
+    work = recommend_work(app, tender, request, said)
     run = await in_worker(ctx, work, app.limiter(manager_backend, contractor_backend), deadline_s)
     return run, tender.catalog
 
@@ -303,19 +280,24 @@ def explain_bids(
     with their reasons, any backtracking, and a Mermaid `diagram`. Drill down with `function` and
     detail='full' (in pages); every message is at `transcript_uri`. A run_id is the key to its stored
     run, from any client; whoever holds it can read the run."""
-    app = app_of(ctx)
     with fixable():
-        try:
-            entry = app.runs.entry(run_id)
-        except UnknownRun as error:
-            if app.missing:  # no catalogue, so no run could have been made: say how to get one
-                raise TenderError(f"{error} {app.missing}") from None
-            raise
-        catalog = app.catalogue_of(entry)  # the run's own: its ids mean nothing in another
-        told = explain(entry.run, function, _contractor_names(catalog, entry.run), detail, catalog, page)
-        if catalog is None:
-            told.notes = [*told.notes, UNRECORDED]
-        return result_of(told)
+        return result_of(explanation_of(app_of(ctx), run_id, function, detail, page))
+
+
+def explanation_of(app: AppContext, run_id: str, function: str | None, detail: Detail, page: int) -> Explanation:
+    """A stored run explained with the catalogue it was made on (blocking: it reads the runs store); UnknownRun, or
+    another TenderError, saying what to fix."""
+    try:
+        entry = app.runs.entry(run_id)
+    except UnknownRun as error:
+        if app.missing:  # no catalogue, so no run could have been made: say how to get one
+            raise TenderError(f"{error} {app.missing}") from None
+        raise
+    catalog = app.catalogue_of(entry)  # the run's own: its ids mean nothing in another
+    told = explain(entry.run, function, _contractor_names(catalog, entry.run), detail, catalog, page)
+    if catalog is None:
+        told.notes = [*told.notes, UNRECORDED]
+    return told
 
 
 def _contractor_names(catalog: Catalog | None, run: Run) -> dict[str, str]:

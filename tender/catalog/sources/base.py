@@ -14,6 +14,37 @@ def mapping(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+def read_records(
+    path: Path, read_one, most_bytes: int, unreadable: tuple = ()
+) -> tuple[list, dict[str, int], list[str]]:
+    """Each JSON object line of a file read by `read_one`, with the counts of records, malformed and too large ones,
+    and the first 20 left out, each named with its line and why. A line is other people's data: anything wrong
+    with it leaves it out, never the file."""
+    import json
+
+    counts = {"records": 0, "malformed": 0, "too large": 0}
+    named: list[str] = []
+    found = []
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        counts["records"] += 1
+        if len(line) > most_bytes:
+            counts["too large"] += 1
+            named.append(f"line {number}: {len(line):,} bytes")
+            continue
+        try:
+            row = json.loads(line)
+            if not isinstance(row, dict):
+                raise ValueError("is not an object")
+            found.append(read_one(row))
+        except (ValueError, TypeError, *unreadable) as error:  # json.JSONDecodeError is a ValueError
+            counts["malformed"] += 1
+            if len(named) < 20:
+                named.append(f"line {number}: {str(error).splitlines()[0][:200]}")
+    return found, counts, named[:20]
+
+
 def read_text(path: Path) -> str:
     """A source file's text; SourceError, naming the file, when it is missing, unreadable or not UTF-8."""
     try:

@@ -4,7 +4,6 @@ folder) or reached at its remote endpoint, with its category, and its tools wher
 
 Templated values ("{{github.token}}") are the user's: they become placeholders, never a record's example."""
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -14,10 +13,9 @@ import yaml
 from ...safety import one_line
 from .. import install
 from ..install import Arg, Refused, Variable
-from ..records import is_gone
-from ..servers import Server, Tool, archived, items_of
-from .base import Loaded, SourceInfo, mapping, read_text
-from .jsonl import file_hash
+from ..servers import Server, Tool, archived
+from .server_catalogue import servers_loaded
+from .base import Loaded, mapping, read_records
 
 LICENCE = "MIT, Copyright (c) Docker, Inc. (docker/mcp-registry); each server.yaml is its publisher's"
 MAX_RECORD_BYTES = 256 * 1024
@@ -181,44 +179,7 @@ def server_of(row: dict, origin: str) -> Server:
 
 def load_docker_mcp(path: Path) -> Loaded:
     path = Path(path)
-    counts = {"records": 0, "malformed": 0, "too large": 0}
-    named: list[str] = []
-    servers = []
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        counts["records"] += 1
-        if len(line) > MAX_RECORD_BYTES:
-            counts["too large"] += 1
-            named.append(f"line {number}: {len(line):,} bytes")
-            continue
-        try:
-            row = json.loads(line)
-            if not isinstance(row, dict):
-                raise ValueError("is not an object")
-            servers.append(server_of(row, str(path)))
-        except (ValueError, TypeError, yaml.YAMLError) as error:
-            counts["malformed"] += 1
-            if len(named) < 20:
-                named.append(f"line {number}: {str(error).splitlines()[0][:200]}")
-    apis = [api for server in servers for api in items_of(server)]
-    counts.update(
-        servers=len(servers),
-        tools=sum(len(s.tools) for s in servers),
-        archived=sum(is_gone(s.status) for s in servers),
-        **{"without install route": sum(not s.routes for s in servers)},
+    servers, counts, named = read_records(
+        path, lambda row: server_of(row, str(path)), MAX_RECORD_BYTES, unreadable=(yaml.YAMLError,)
     )
-    return Loaded(
-        info=SourceInfo(
-            kind="docker-mcp",
-            name=str(path.resolve()),
-            detail=f"{len(servers):,} servers, {counts['tools']:,} listed tools; "
-            f"{counts['malformed'] + counts['too large']} records left out as unreadable",
-            sha256={str(path.resolve()): file_hash(path)},
-            items=len(apis),
-            licence=LICENCE,
-            counts=counts,
-            left_out=named,
-        ),
-        apis=apis,
-    )
+    return servers_loaded("docker-mcp", path, servers, counts, named, LICENCE)

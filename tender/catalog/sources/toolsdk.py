@@ -6,16 +6,15 @@ A record is its publisher's words: its install route is built from checked parts
 record's package name is only a guess where toolsdk never started it (the name of an unrelated PyPI project,
 sometimes), so such a record gets no route unless a harvest found its package and started it."""
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ...safety import one_line
 from .. import install
 from ..install import Refused, Variable
-from ..servers import Server, Tool, archived, items_of
-from .base import Loaded, SourceInfo, mapping, read_text
-from .jsonl import file_hash
+from ..servers import Server, Tool, archived
+from .server_catalogue import servers_loaded
+from .base import Loaded, mapping, read_records
 
 LICENCE = "MIT, Copyright (c) toolsdk-ai (toolsdk-ai/toolsdk-mcp-registry); each record is its publisher's"
 MAX_RECORD_BYTES = 256 * 1024
@@ -113,51 +112,7 @@ def server_of(row: dict, origin: str) -> Server:
     return server
 
 
-def read_servers(path: Path) -> tuple[list[Server], dict[str, int], list[str]]:
-    """Every record of the file as a Server, with counts and the records left out (named, with why)."""
-    counts = {"records": 0, "malformed": 0, "too large": 0}
-    named: list[str] = []
-    servers = []
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        counts["records"] += 1
-        if len(line) > MAX_RECORD_BYTES:
-            counts["too large"] += 1
-            named.append(f"line {number}: {len(line):,} bytes")
-            continue
-        try:
-            row = json.loads(line)
-            if not isinstance(row, dict):
-                raise ValueError("is not an object")
-            servers.append(server_of(row, str(path)))
-        except (ValueError, TypeError) as error:  # json.JSONDecodeError is a ValueError
-            counts["malformed"] += 1
-            if len(named) < 20:
-                named.append(f"line {number}: {str(error).splitlines()[0][:200]}")
-    return servers, counts, named
-
-
 def load_toolsdk(path: Path) -> Loaded:
     path = Path(path)
-    servers, counts, named = read_servers(path)
-    apis = [api for server in servers for api in items_of(server)]
-    counts.update(
-        servers=len(servers),
-        tools=sum(len(s.tools) for s in servers),
-        **{"without install route": sum(not s.routes for s in servers)},
-    )
-    return Loaded(
-        info=SourceInfo(
-            kind="toolsdk",
-            name=str(path.resolve()),
-            detail=f"{len(servers):,} servers, {counts['tools']:,} listed tools; "
-            f"{counts['malformed'] + counts['too large']} records left out as unreadable",
-            sha256={str(path.resolve()): file_hash(path)},
-            items=len(apis),
-            licence=LICENCE,
-            counts=counts,
-            left_out=named,
-        ),
-        apis=apis,
-    )
+    servers, counts, named = read_records(path, lambda row: server_of(row, str(path)), MAX_RECORD_BYTES)
+    return servers_loaded("toolsdk", path, servers, counts, named, LICENCE)
