@@ -250,7 +250,9 @@ class OnnxEmbedder:
         self.model_name = self.encoder.name
         self.max_tokens = self.folder.max_tokens
         self.table_8_bits = not self.stock and table_parameters(self.path) > TABLE_IN_8_BITS
-        self.ready = None if self.stock else next((self.path / g for g in READY_GRAPHS if (self.path / g).is_file()), None)
+        self.ready = (
+            None if self.stock else next((self.path / g for g in READY_GRAPHS if (self.path / g).is_file()), None)
+        )
 
     @property
     def graph_path(self) -> Path:

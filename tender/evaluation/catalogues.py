@@ -9,12 +9,14 @@ from tender.catalog.build import build_from_sources
 from tender.catalog.sources.gather import gather
 from tender.settings import Settings
 
-from .datasets import SUITES, Paths, UnknownDataset
+from .datasets import SUITES, TOOLS_PREFIX, Paths, UnknownDataset
 
 MCP_LISTING = SUITES / "mcp" / "listing.json"
 
 
-def _sources(name: str, paths: Paths):
+def _sources(name: str, paths: Paths, folder: Path):
+    if name.startswith(TOOLS_PREFIX):
+        return gather(apis=tool_items_file(name.removeprefix(TOOLS_PREFIX), paths, folder), mashups=None)
     if name == "programmableweb":
         return gather(
             apis=paths.need("programmableweb", "apis.jsonl"), mashups=paths.need("programmableweb", "mashups.jsonl")
@@ -33,6 +35,23 @@ def _sources(name: str, paths: Paths):
     if name == "demo":
         return gather(**demo_sources(paths))
     raise UnknownDataset(f"no catalogue {name!r}")
+
+
+def tool_items_file(name: str, paths: Paths, folder: Path) -> Path:
+    """A tool-retrieval set's items as a catalogue file (kinds.tool_item: as training reads them), written into
+    `folder`."""
+    import json
+
+    from .kinds import read_set
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{TOOLS_PREFIX}{name}.apis.jsonl"
+    rows = [
+        item.model_dump(include={"id", "name", "description", "provider", "categories", "kind", "source"})
+        for item in read_set(paths, name).items
+    ]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
 
 
 def demo_sources(paths: Paths) -> dict:
@@ -79,7 +98,7 @@ class Catalogues:
         if stale:
             self.folder.mkdir(parents=True, exist_ok=True)
             build_from_sources(
-                _sources(name, self.paths),
+                _sources(name, self.paths, self.folder),
                 path,
                 self.settings.embedder(threads=None, catalog=path),
                 progress=self.progress,

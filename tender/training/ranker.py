@@ -250,17 +250,70 @@ def fit(sources: list[Examples], l2: float = 1.0, shares: list[float] | None = N
 
 def calibrate(scorer: Scorer, sources: list[Examples]) -> dict[str, tuple[float, float]]:
     """Platt scaling per regime: (slope, intercept) on the model's log-odds, fitted on dev examples, so that a score
-    reads as the probability that the item serves the function in catalogues with and without usage history."""
+    reads as the probability that the item serves the function in catalogues with and without usage history. Each
+    source weighs the same in its regime, however many rows it gives: a calibration across kinds, not one fitted to
+    the kind with the most candidates."""
     w, b = np.array(scorer.weights), scorer.bias
     out = {}
     for regime in ("history", "cold"):
-        rows = [(x, y) for s in sources for x, y in zip(s.x, s.y) if (x[-1] == 1.0) == (regime == "history")]
-        if not rows:
+        z_parts, y_parts, weight_parts = [], [], []
+        for s in sources:
+            rows = [(x, y) for x, y in zip(s.x, s.y) if (x[-1] == 1.0) == (regime == "history")]
+            if rows:
+                z_parts.append(np.array([x @ w + b for x, _ in rows]))
+                y_parts.append(np.array([y for _, y in rows]))
+                weight_parts.append(np.full(len(rows), 1.0 / len(rows)))
+        if not z_parts:
             continue
-        z = np.array([x @ w + b for x, _ in rows])
-        y = np.array([y for _, y in rows])
-        slope, intercept = fit_logistic(z[:, None], y, np.ones(len(y)), l2=1e-6)
+        z, y = np.concatenate(z_parts), np.concatenate(y_parts)
+        weight = np.concatenate(weight_parts) * len(z) / len(z_parts)
+        slope, intercept = fit_logistic(z[:, None], y, weight, l2=1e-6)
         out[regime] = (round(float(slope), 6), round(float(intercept), 6))
+    return out
+
+
+def held_out_reliability(scorer: Scorer, sources: list[Examples], high: float) -> list[dict]:
+    """Words on a kind the calibration never saw: for each cold source, the calibration fitted on the others, and
+    of that source's candidates scored `high` or more, how many there are and the share that serve the function."""
+    out = []
+    for held in sources:
+        rest = [s for s in sources if s is not held]
+        rows = [(x, y) for x, y in zip(held.x, held.y) if x[-1] != 1.0]
+        if not rows or not rest:
+            continue
+        slope, intercept = calibrate(scorer, rest).get("cold", (1.0, 0.0))
+        z = np.array([x @ np.array(scorer.weights) + scorer.bias for x, _ in rows]) * slope + intercept
+        p = 1 / (1 + np.exp(-np.clip(z, -40, 40)))
+        y = np.array([y for _, y in rows])
+        called = p >= high
+        out.append(
+            {
+                "source": held.source,
+                "called": int(called.sum()),
+                "right": round(float(y[called].mean()), 3) if called.any() else None,
+            }
+        )
+    return out
+
+
+def tool_dev_examples(paths: Paths, catalogues: Catalogues, sample: int, seed: int, progress: bool) -> list[Examples]:
+    """Examples from the dev parts of the tool-retrieval sets (kinds the model is never fitted on): each request read
+    as functions by the embedded decomposition, each gold tool labelling the function nearest to it."""
+    from tender.evaluation.datasets import dataset
+    from tender.evaluation.kinds import TRAINABLE
+
+    out = []
+    rng = random.Random(seed)
+    for name in TRAINABLE:
+        data = dataset(f"tools-{name}")
+        catalog = catalogues.open(data.catalogue)
+        try:
+            queries = data.queries(paths, "dev", catalog)
+            queries = rng.sample(queries, min(sample, len(queries)))
+            requests = [(q.text, q.gold_items) for q in queries]
+            out.append(examples(f"tools-{name} dev", catalog, requests, progress, functions=True))
+        finally:
+            catalog.close()
     return out
 
 
@@ -334,6 +387,12 @@ def main(argv: list[str] | None = None) -> int:
         "--examples", type=Path, help="keep the training examples in this .npz (made once, then reused)"
     )
     parser.add_argument("--keep-objective", action="store_true", help="keep the objective of the model at --out")
+    parser.add_argument(
+        "--kinds-calibration",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="calibrate on the tool-retrieval sets' dev parts too (kinds the model is not fitted on)",
+    )
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     settings = Settings.from_env()
@@ -361,7 +420,14 @@ def main(argv: list[str] | None = None) -> int:
     previous = Scorer.load(args.out) if args.keep_objective and args.out.is_file() else None
     fitted = Scorer(weights=tuple(round(float(w), 6) for w in weights), bias=round(bias, 6))
     development = dev_examples(paths, catalogues, args.dev, args.seed, progress)
+    if args.kinds_calibration:
+        development += tool_dev_examples(paths, catalogues, args.dev, args.seed, progress)
     calibration = calibrate(fitted, development)
+    from tender.ranking.evidence import HIGH
+
+    held_out = held_out_reliability(fitted, development, HIGH)
+    for row in held_out:
+        print(f"  held out of the calibration: {row}", file=sys.stderr)
     scorer = fitted.model_copy(update={"calibration": calibration})
     if not args.keep_objective:
         from .objective import fit_objective
@@ -384,7 +450,11 @@ def main(argv: list[str] | None = None) -> int:
                     "seed": args.seed,
                     "l2": args.l2,
                 },
-                "calibration": {"sources": [_described(s) for s in development], "parts": "dev parts"},
+                "calibration": {
+                    "sources": [_described(s) for s in development],
+                    "parts": "dev parts; each source weighs the same",
+                    "held_out": held_out,
+                },
                 "objective": {
                     "parts": "dev parts of programmableweb, metatool-multi, openapi-suite, programmableweb-suite "
                     "(manager-led, every variant); never mcp-suite",
