@@ -1365,7 +1365,9 @@ def evaluate_command(
             write_results(summary, docs, mine, earlier, others)
             click.echo(f"Rewrote {docs} from every record under {out}.", err=True)
         return
-    data = ds.external(mashups_path) if mashups_path else ds.dataset(dataset_name or "programmableweb")
+    from tender.evaluation.kinds import any_dataset
+
+    data = ds.external(mashups_path) if mashups_path else any_dataset(dataset_name or "programmableweb")
     if mashups_path:
         part = "all"
     variants = [v for v in data.variants if not variant_names or v.name in variant_names]

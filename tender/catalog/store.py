@@ -276,6 +276,12 @@ class Catalog:
         """What the catalogue was built from: kind, name, detail, files, items (see sources.SourceInfo)."""
         return json.loads(self.meta.get("sources", "[]"))
 
+    def source_kinds(self) -> set[str]:
+        """The kinds of source the catalogue was built from (jsonl, openapi, mcp, mcp-listing, mcp-registry,
+        public-apis, toolsdk, docker-mcp): the kinds of catalogue a ranking model's words may or may not have been
+        calibrated on."""
+        return {str(s.get("kind", "")) for s in self.sources() if s.get("kind")}
+
     def categories(self) -> list[Category]:
         """Every category tag with the number of APIs carrying it, by name (empty for a catalogue without
         categories, such as one built from MCP servers only)."""

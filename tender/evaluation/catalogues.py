@@ -9,7 +9,8 @@ from tender.catalog.build import build_from_sources
 from tender.catalog.sources.gather import gather
 from tender.settings import Settings
 
-from .datasets import SUITES, TOOLS_PREFIX, Paths, UnknownDataset
+from .datasets import SUITES, Paths, UnknownDataset
+from .kinds import TOOLS_PREFIX, read_set
 
 MCP_LISTING = SUITES / "mcp" / "listing.json"
 
@@ -41,8 +42,6 @@ def tool_items_file(name: str, paths: Paths, folder: Path) -> Path:
     """A tool-retrieval set's items as a catalogue file (kinds.tool_item: as training reads them), written into
     `folder`."""
     import json
-
-    from .kinds import read_set
 
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{TOOLS_PREFIX}{name}.apis.jsonl"

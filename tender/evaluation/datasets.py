@@ -436,52 +436,7 @@ def external(path: Path) -> Dataset:
     return Dataset("external", "external", f"the requests of {path}", (WRITTEN, MASKED, COLD), ("all",), read)
 
 
-# -- tool data of many kinds (kinds.py) --------------------------------------------------------------------
-TOOLS_PREFIX = "tools-"
-
-
-def _tool_set_read(name: str) -> Callable[[Paths, str, Catalog], list[Query]]:
-    def read(paths: Paths, part: str, catalog: Catalog) -> list[Query]:
-        from .kinds import read_set
-
-        tool_set = read_set(paths, name)
-        return [
-            Query(
-                id=q.id,
-                text=q.text,
-                functions=tuple(
-                    GoldFunction(need=tool_set.by_id[i].name, acceptable=frozenset({i})) for i in dict.fromkeys(q.gold)
-                ),
-            )
-            for q in tool_set.part(part)
-        ]
-
-    return read
-
-
-@cache
-def tool_datasets() -> dict[str, Dataset]:
-    """Each tool-retrieval set as a dataset of its own catalogue (no history): `tools-<set>`. Judged by `tender eval
-    --dataset tools-<set>`, not by --all (docs/matcher.md keeps their figures)."""
-    from .kinds import EVAL_ONLY, TRAINABLE, kind_of
-
-    return {
-        TOOLS_PREFIX + name: Dataset(
-            TOOLS_PREFIX + name,
-            TOOLS_PREFIX + name,
-            f"tool-retrieval set {name} ({kind_of(name)}): each request's gold tools over the set's catalogue",
-            (DECOMPOSED,),
-            ("test",) if name in EVAL_ONLY else ("dev", "test"),
-            _tool_set_read(name),
-            include_deprecated=True,
-        )
-        for name in (*TRAINABLE, *EVAL_ONLY)
-    }
-
-
 def dataset(name: str) -> Dataset:
-    if name.startswith(TOOLS_PREFIX) and name in tool_datasets():
-        return tool_datasets()[name]
     if name not in DATASETS:
-        raise UnknownDataset(f"no dataset {name!r}; use one of {', '.join(DATASETS)} or tools-<set>")
+        raise UnknownDataset(f"no dataset {name!r}; use one of {', '.join(DATASETS)}")
     return DATASETS[name]

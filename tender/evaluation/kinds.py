@@ -15,9 +15,11 @@ import json
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from tender.catalog import Catalog
 from tender.catalog.records import Api
 
-from .datasets import Paths, split
+from .datasets import DECOMPOSED, Dataset, Paths, Query, UnknownDataset, dataset, split
+from .gold import GoldFunction
 
 TOOL_RETRIEVAL = "tool-retrieval"
 # Sets with train/dev/test parts, and sets made to judge transfer only (every request is `test`).
@@ -171,3 +173,51 @@ def sets_of(kinds: list[str] | tuple[str, ...]) -> list[str]:
     if unknown:
         raise KeyError(f"no kind {unknown[0]!r} (kinds: {', '.join(KINDS)})")
     return [s for kind in KINDS if kind in kinds for s in KINDS[kind]]
+
+
+# -- each set as a dataset of tender eval ------------------------------------------------------------------
+TOOLS_PREFIX = "tools-"
+
+
+def _tool_set_read(name: str):
+    def read(paths: Paths, part: str, catalog: Catalog) -> list[Query]:
+        tool_set = read_set(paths, name)
+        return [
+            Query(
+                id=q.id,
+                text=q.text,
+                functions=tuple(
+                    GoldFunction(need=tool_set.by_id[i].name, acceptable=frozenset({i})) for i in dict.fromkeys(q.gold)
+                ),
+            )
+            for q in tool_set.part(part)
+        ]
+
+    return read
+
+
+TOOL_DATASETS: dict[str, Dataset] = {
+    TOOLS_PREFIX + name: Dataset(
+        TOOLS_PREFIX + name,
+        TOOLS_PREFIX + name,
+        f"tool-retrieval set {name} ({kind_of(name)}): each request's gold tools over the set's catalogue",
+        (DECOMPOSED,),
+        ("test",) if name in EVAL_ONLY else ("dev", "test"),
+        _tool_set_read(name),
+        include_deprecated=True,
+    )
+    for name in (*TRAINABLE, *EVAL_ONLY)
+}
+
+
+def any_dataset(name: str) -> Dataset:
+    """A dataset of --all (datasets.DATASETS) or a tool-retrieval set's (`tools-<set>`: judged by `tender eval
+    --dataset tools-<set>`, not by --all; docs/matcher.md keeps their figures)."""
+    if name in TOOL_DATASETS:
+        return TOOL_DATASETS[name]
+    try:
+        return dataset(name)
+    except UnknownDataset:
+        raise UnknownDataset(
+            f"no dataset {name!r}; use one of --all's or tools-<set> ({', '.join(TOOL_DATASETS)})"
+        ) from None

@@ -96,6 +96,11 @@ class Scorer(BaseModel):
     objective: Objective = Field(default_factory=Objective)
     encoder: str = ""
     encoder_weights: str = Field("", description="The fingerprint of the encoder's weights (catalog.encoders).")
+    # The kinds of catalogue (catalog.source_kinds) the calibration saw, and the bar for "likely" elsewhere: the
+    # lowest score whose items were right at least 80% of the time on every dev source held out of the calibration
+    # (training/ranker.py). Empty: a model that did not record them, whose words hold the same everywhere.
+    calibrated_kinds: tuple[str, ...] = ()
+    high_unseen: float | None = None
     fitted_on: dict[str, object] = Field(default_factory=dict, description="What data each part was fitted on.")
     # The paper's task predicts which APIs a 2010s mashup used, where past use is itself the answer: there (and only
     # there: tender.evaluation's mashup datasets) history may lift an item its description does not support.
@@ -116,6 +121,15 @@ class Scorer(BaseModel):
             )
         given = dict(zip(features, weights))
         return {**data, "features": FEATURES, "weights": tuple(given.get(f, 0.0) for f in FEATURES)}
+
+    def high_for(self, kinds: set[str]) -> float:
+        """The bar for "likely" in a catalogue built from these kinds of source: HIGH where the calibration saw
+        every one of them (or the model did not record what it saw), `high_unseen` where it did not."""
+        from .evidence import HIGH
+
+        if not self.calibrated_kinds or self.high_unseen is None or kinds <= set(self.calibrated_kinds):
+            return HIGH
+        return max(HIGH, self.high_unseen)
 
     @classmethod
     def load(cls, path: Path | str = MODEL_FILE) -> "Scorer":

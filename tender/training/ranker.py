@@ -30,6 +30,7 @@ from tender.agents.text import mask_names
 from tender.catalog import Catalog
 from tender.evaluation.catalogues import Catalogues
 from tender.evaluation.datasets import Paths, split
+from tender.evaluation.kinds import TRAINABLE
 from tender.ranking.evidence import FEATURES, vector
 from tender.ranking.retrieval import Ranker
 from tender.ranking.scorer import MODEL_FILE, Scorer, beside_encoder, ranking_folder, shipped_model, untrained
@@ -296,16 +297,34 @@ def held_out_reliability(scorer: Scorer, sources: list[Examples], high: float) -
     return out
 
 
+def unseen_bar(scorer: Scorer, sources: list[Examples], right: float = 0.8, least: int = 20) -> float:
+    """The lowest score (0.60, 0.65, ... 0.95) from which candidates were right at least `right` of the time on every
+    cold dev source held out of the calibration (sources with fewer than `least` such candidates not counted): the
+    bar for "likely" on a kind of catalogue the calibration never saw."""
+    for bar in np.arange(0.60, 0.951, 0.05):
+        rows = held_out_reliability(scorer, sources, float(bar))
+        if all(r["right"] >= right for r in rows if r["called"] >= least and r["right"] is not None):
+            return round(float(bar), 2)
+    return 0.95
+
+
+def source_kinds(catalogues: Catalogues, name: str) -> set[str]:
+    catalog = Catalog(catalogues.ensure(name))
+    try:
+        return catalog.source_kinds()
+    finally:
+        catalog.close()
+
+
 def tool_dev_examples(paths: Paths, catalogues: Catalogues, sample: int, seed: int, progress: bool) -> list[Examples]:
     """Examples from the dev parts of the tool-retrieval sets (kinds the model is never fitted on): each request read
     as functions by the embedded decomposition, each gold tool labelling the function nearest to it."""
-    from tender.evaluation.datasets import dataset
-    from tender.evaluation.kinds import TRAINABLE
+    from tender.evaluation.kinds import any_dataset
 
     out = []
     rng = random.Random(seed)
     for name in TRAINABLE:
-        data = dataset(f"tools-{name}")
+        data = any_dataset(f"tools-{name}")
         catalog = catalogues.open(data.catalogue)
         try:
             queries = data.queries(paths, "dev", catalog)
@@ -428,7 +447,15 @@ def main(argv: list[str] | None = None) -> int:
     held_out = held_out_reliability(fitted, development, HIGH)
     for row in held_out:
         print(f"  held out of the calibration: {row}", file=sys.stderr)
-    scorer = fitted.model_copy(update={"calibration": calibration})
+    bar = unseen_bar(fitted, development)
+    calibrated = ["metatool", "openapi", "programmableweb"] + (
+        [f"tools-{name}" for name in TRAINABLE] if args.kinds_calibration else []
+    )
+    kinds = sorted({kind for name in calibrated for kind in source_kinds(catalogues, name)})
+    print(f"  calibrated on {kinds}; likely elsewhere from {bar}", file=sys.stderr)
+    scorer = fitted.model_copy(
+        update={"calibration": calibration, "calibrated_kinds": tuple(kinds), "high_unseen": bar}
+    )
     if not args.keep_objective:
         from .objective import fit_objective
 
