@@ -118,3 +118,34 @@ def test_a_delta_folder_is_served_by_the_stock_graph_under_its_own_name(tmp_path
     assert embedder.encoder.fingerprint != stock_encoder().fingerprint
     moved = embedder.embed(["send an email"])[0] @ get_embedder().embed(["send an email"])[0]
     assert moved < 0.999  # the delta changes the vectors
+
+
+def test_flat_retrieval_scores_the_share_of_gold_items_in_the_first_five():
+    from tender.evaluation.tool_retrieval import metrics, ranked_scores
+
+    assert metrics([3, 1, 2, 9, 8], {1, 7}) == {
+        "r@5": 0.5,
+        "ndcg@5": pytest.approx((1 / np.log2(3)) / (1 + 1 / np.log2(3))),
+        "top-1": 0.0,
+    }
+    assert metrics([7, 1], {7})["top-1"] == 1.0
+    items = np.eye(6)
+    query = np.array([[0.1, 0.9, 0.0, 0.5, 0.0, 0.0]])
+    assert ranked_scores(items, query, k=2).tolist() == [[1, 3]]
+
+
+def test_a_tool_retrieval_set_is_a_dataset_of_its_own_catalogue_with_one_function_per_gold_tool():
+    from pathlib import Path
+
+    from tender.evaluation.kinds import TOOL_DATASETS, any_dataset
+
+    data = any_dataset("tools-toolalpaca")
+    assert data.catalogue == "tools-toolalpaca" and data.parts == ("dev", "test")
+    assert any_dataset("tools-nestful").parts == ("test",)  # eval-only: judged, never trained or tuned on
+    assert "tools-bfcl" in TOOL_DATASETS
+    from tender.evaluation.datasets import Paths
+
+    paths = Paths(Path(__file__).resolve().parents[2] / "shared" / "data")
+    if (paths.shared / "tool-retrieval" / "toolalpaca").is_dir():
+        queries = data.queries(paths, "dev", catalog=None)
+        assert queries and all(len(q.functions) == len(q.gold_items) for q in queries)
