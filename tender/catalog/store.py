@@ -94,8 +94,8 @@ class Catalog:
                 self.encoder,
                 embedder.encoder,
                 "Rebuild it with this encoder (`tender catalog build`), or load the one it was built with "
-                "(TENDER_EMBEDDING_MODEL: all-MiniLM-L6-v2 for the stock one, tender-minilm for the tuned one, "
-                "else the model folder).",
+                "(TENDER_EMBEDDING_MODEL: all-MiniLM-L6-v2 for the stock one, tender-minilm or tender-matcher for a "
+                "tuned one, else the model folder).",
             )
         self._lock = threading.Lock()
         self._document_counts: dict[str, int] = {}

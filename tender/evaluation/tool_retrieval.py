@@ -123,6 +123,37 @@ def paired(a: list[dict], b: list[dict], metric: str = "r@5") -> dict[tuple[str,
     return out
 
 
+def kind_of_set(name: str) -> str:
+    from .kinds import kind_of
+
+    return kind_of({"metatool-multi": "metatool"}.get(name, name)) or name
+
+
+def by_kind(a: list[dict], b: list[dict], metric: str = "r@5") -> dict[str, dict]:
+    """Per kind (kinds.KINDS; the eval-only sets each their own): every request of its sets and variants pooled, A's
+    and B's mean, B - A and its paired bootstrap 95% interval."""
+    index = {(r["dataset"], r["part"], r["variant"], r["id"]): r for r in b}
+    pooled: dict[str, list[tuple[float, float]]] = {}
+    for r in a:
+        other = index.get((r["dataset"], r["part"], r["variant"], r["id"]))
+        if other is not None:
+            kind = kind_of_set(r["dataset"])
+            kind = r["dataset"] if kind == "eval-only" else kind
+            pooled.setdefault(kind, []).append((r["metrics"][metric], other["metrics"][metric]))
+    out = {}
+    for kind, pairs in pooled.items():
+        x = np.array(pairs)
+        low, high = bootstrap(x[:, 1] - x[:, 0])
+        out[kind] = {
+            "queries": len(x),
+            "a": float(x[:, 0].mean()),
+            "b": float(x[:, 1].mean()),
+            "low": low,
+            "high": high,
+        }
+    return out
+
+
 def comparison_table(a: list[dict], b: list[dict], metrics_shown: tuple[str, ...] = ("r@5", "top-1")) -> str:
     lines = [
         "| set | part | variant | queries | " + " | ".join(f"{m} A → B, B − A [95%]" for m in metrics_shown) + " |",
@@ -151,9 +182,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", default=",".join(JUDGED), help="comma-separated sets (default: every one)")
     parser.add_argument("--out", type=Path, help="folder to write records.jsonl and summary.json into")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"), help="pair two runs' records")
+    parser.add_argument("--by-kind", action="store_true", help="with --compare: each kind's requests pooled")
     args = parser.parse_args(argv)
     if args.compare:
-        print(comparison_table(read_records(args.compare[0]), read_records(args.compare[1])))
+        a, b = read_records(args.compare[0]), read_records(args.compare[1])
+        if args.by_kind:
+            for metric in ("r@5", "top-1"):
+                for kind, d in by_kind(a, b, metric).items():
+                    print(
+                        f"{kind:20s} {metric:6s} {d['queries']:5d}  {d['a']:.3f} -> {d['b']:.3f}  "
+                        f"{d['b'] - d['a']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
+                    )
+            return 0
+        print(comparison_table(a, b))
         return 0
     settings = Settings.from_env()
     from tender.catalog import get_embedder
