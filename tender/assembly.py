@@ -65,10 +65,10 @@ def one_thread_each() -> None:
 def model_spec(settings: Settings, spec: str, variable: str) -> str:
     """A model setting as get_embedder takes it: a known encoder's name (`tender models list`) is its pulled
     folder; a folder is checked to be there. BadSetting, naming the variable and the fix, otherwise."""
-    from tender.catalog.encoders import TUNED_NAME
+    from tender.catalog.encoders import SHIPPED_DELTAS
     from tender.catalog.models import KNOWN, PARTIAL, encoders_dir
 
-    if spec in ("default", "all-MiniLM-L6-v2", TUNED_NAME) or spec.startswith("hashing"):
+    if spec in ("default", "all-MiniLM-L6-v2", *SHIPPED_DELTAS) or spec.startswith("hashing"):
         return spec
     path = Path(spec).expanduser()
     if spec in KNOWN and not path.exists():
@@ -98,12 +98,12 @@ def embedder_for(settings: Settings, threads: int | None = 1, catalog: Path | No
     configured, a `catalog` built with Tender's tuned encoder keeps it (a server started without the
     setting that built it still opens it, and a rebuild does not switch it back to the stock one)."""
     from tender.catalog import get_embedder
-    from tender.catalog.encoders import TUNED_NAME
+    from tender.catalog.encoders import SHIPPED_DELTAS
     from tender.catalog.store import built_with
 
     spec = settings.embedding_model
-    if spec is None and catalog is not None and built_with(catalog) == TUNED_NAME:
-        spec = TUNED_NAME
+    if spec is None and catalog is not None and (built := built_with(catalog)) in SHIPPED_DELTAS:
+        spec = built
     if spec is not None:
         spec = model_spec(settings, spec, "TENDER_EMBEDDING_MODEL")
     return get_embedder(

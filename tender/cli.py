@@ -1350,7 +1350,9 @@ def evaluate_command(
             write_results(summary, docs, mine, earlier, others)
             click.echo(f"Rewrote {docs} from every record under {out}.", err=True)
         return
-    data = ds.external(mashups_path) if mashups_path else ds.dataset(dataset_name or "programmableweb")
+    from tender.evaluation.kinds import any_dataset
+
+    data = ds.external(mashups_path) if mashups_path else any_dataset(dataset_name or "programmableweb")
     if mashups_path:
         part = "all"
     variants = [v for v in data.variants if not variant_names or v.name in variant_names]
@@ -1385,10 +1387,21 @@ def train():
     "--out",
     type=click.Path(path_type=Path),
     help="Model folder to write (default: TENDER_HOME/models/minilm-finetuned), or with --rank the .npz file "
-    "(default: TENDER_HOME/models/tender-minilm-lora.npz).",
+    "(default: TENDER_HOME/models/tender-minilm-lora.npz), or with --kinds the delta's folder (default: "
+    "TENDER_HOME/models/encoders/tender-matcher-local).",
 )
 @click.option(
-    "--epochs", type=click.IntRange(min=1), default=2, show_default=True, help="Passes over the training pairs."
+    "--kinds",
+    help="Train the matcher on tool data of these kinds (comma-separated, or 'all': generated-functions, ml-models, "
+    "code-functions, rapidapi-endpoints, free-web-apis, plugins, mashups) instead of on mashups alone; writes a "
+    "low-rank delta folder (training/matcher.py).",
+)
+@click.option("--leave-out", default="", help="With --kinds: kinds left out (comma-separated), to judge on them.")
+@click.option(
+    "--epochs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Passes over the training pairs (default 2, or 1 with --kinds).",
 )
 @click.option("--learning-rate", type=float, help="The optimiser's learning rate (default 3e-5, or 1e-3 with --rank).")
 @click.option(
@@ -1398,21 +1411,38 @@ def train():
 )
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.pass_obj
-def train_encoder(settings: Settings, out, epochs, learning_rate, rank, quiet):
-    """Fine-tune all-MiniLM-L6-v2 on past mashups (never the test, tuning or validation ones).
+def train_encoder(settings: Settings, out, kinds, leave_out, epochs, learning_rate, rank, quiet):
+    """Fine-tune all-MiniLM-L6-v2 on past mashups (never the test, tuning or validation ones), or with --kinds on
+    tool data of many kinds (the train parts of ../shared/data/tool-retrieval, MetaTool and ProgrammableWeb).
 
-    About 12 minutes on 2 cores; with --rank 16, about 9. Optional: Tender ships a ranking model fitted for the
+    About 12 minutes on 2 cores; with --rank 16, about 9; with --kinds all, hours (docs/matcher.md: it keeps a
+    checkpoint and goes on from it when run again). Optional: Tender ships a ranking model fitted for the
     stock encoder. To use a model trained here, set TENDER_EMBEDDING_MODEL to the folder, rebuild the catalogues
-    and refit the ranking model (`tender train ranker --out FILE`, then TENDER_RANKING_MODEL=FILE). A delta
+    and refit the ranking model (`tender train ranker`, which writes it beside a folder encoder). A delta
     (--rank) is for replacing the shipped one in a checkout (tender/catalog/assets/tender-minilm-lora.npz).
     """
+    if kinds:
+        out = out or settings.models_dir / "encoders" / "tender-matcher-local"
+        argv = ["--out", str(out), "--kinds", kinds, "--data", str(settings.data_dir.parent)]
+        argv += ["--leave-out", leave_out] if leave_out else []
+        argv += ["--epochs", str(epochs)] if epochs else []
+        argv += ["--learning-rate", str(learning_rate)] if learning_rate else []
+        argv += ["--rank", str(rank)] if rank else []
+        from tender.training.matcher import main as matcher_main  # torch: only once the data is known to be there
+
+        matcher_main(argv + (["--quiet"] if quiet else []))
+        click.echo(
+            f"Use it with: export TENDER_EMBEDDING_MODEL={out}; tender catalog build && tender train ranker "
+            "(the ranking model is written beside the delta and found by itself)"
+        )
+        return
     default = "tender-minilm-lora.npz" if rank else "minilm-finetuned"
     out = out or settings.models_dir / default
     argv = [
         "--out",
         str(out),
         "--epochs",
-        str(epochs),
+        str(epochs or 2),
         "--apis",
         str(settings.data_file("apis.jsonl")),
         "--mashups",

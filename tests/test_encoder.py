@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from tender.catalog import Api, Mashup, onnx_embedder
+from tender.catalog import Api, Mashup
 from tender.catalog.onnx_embedder import OnnxEmbedder
 from tender.training.encoder import batches, fine_tune, fine_tune_low_rank, training_pairs
 from tender.evaluation.datasets import split
@@ -79,8 +79,7 @@ def test_a_low_rank_delta_learned_in_torch_brings_the_requirement_nearer_in_the_
     delta = fine_tune_low_rank(pairs, tmp_path / "delta.npz", rank=4, epochs=3, batch_size=4, progress=False)
     # 6 layers x 6 linear layers, each a pair of factors; a small file, not a model.
     assert len(np.load(delta).files) == 72 and delta.stat().st_size < 1_000_000
-    monkeypatch.setattr(onnx_embedder, "tuned_delta_file", lambda: delta)
-    stock, tuned = OnnxEmbedder(), OnnxEmbedder(tuned=True)
+    stock, tuned = OnnxEmbedder(), OnnxEmbedder(delta=delta, name="tuned")
 
     def matched(embedder):
         q, d = embedder.embed([p[0] for p in pairs]), embedder.embed([p[1] for p in pairs])

@@ -358,3 +358,87 @@ def test_the_endpoint_option_wins_over_the_environment(home, hub, monkeypatch):
     result = tender("pull", "tiny-encoder", "--endpoint", hub.url + "/", "--quiet")
     assert result.exit_code == 0, result.output
     assert tender("pull", "tiny-licensed", "--endpoint", "ftp://x", "--accept-licence").exit_code == 2
+
+
+def onnx_export_files() -> dict[str, bytes]:
+    """A published ONNX export in miniature: a graph whose `sentence_embedding` output is the mean of a word table's
+    rows (its own pooling, as onnx-community's exports carry theirs), and a word-level tokenizer."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+    from tokenizers import Tokenizer, models as tokenizer_models, pre_tokenizers
+
+    words = ["[UNK]", "task:", "query:", "title:", "text:", "weather", "forecast", "email", "send", "|", "none"]
+    table = np.random.default_rng(0).normal(size=(len(words), 4)).astype(np.float32)
+    graph = helper.make_graph(
+        [
+            helper.make_node("Gather", ["table", "input_ids"], ["last_hidden_state"]),
+            helper.make_node("ReduceMean", ["last_hidden_state"], ["sentence_embedding"], axes=[1], keepdims=0),
+        ],
+        "tiny",
+        [
+            helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "tokens"]),
+            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "tokens"]),
+        ],
+        [
+            helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "tokens", 4]),
+            helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", 4]),
+        ],
+        [numpy_helper.from_array(table, "table")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    tokenizer = Tokenizer(tokenizer_models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    return {
+        "config.json": b'{"hidden_size": 4, "vocab_size": 11}',
+        "onnx/model.onnx": model.SerializeToString(),
+        "tokenizer.json": tokenizer.to_str().encode(),
+    }
+
+
+def test_a_published_onnx_export_is_pulled_with_its_prompts_and_embeds_without_torch(home, hub, monkeypatch):
+    import subprocess
+    import sys
+
+    files = onnx_export_files()
+    hub.body = files
+    prompts = '{"prompts": {"query": "task: query: ", "document": "title: none | text: "}}'
+    monkeypatch.setitem(
+        models.KNOWN,
+        "tiny-onnx",
+        KnownModel(
+            name="tiny-onnx",
+            repo="tests/tiny-onnx",
+            revision="0123abc",
+            licence="Test Licence",
+            licence_url="https://example.invalid/licence",
+            files=tuple((path, len(data), hashlib.sha256(data).hexdigest()) for path, data in files.items()),
+            made=(("config_sentence_transformers.json", prompts),),
+        ),
+    )
+    result = tender("pull", "tiny-onnx", "--quiet")
+    assert result.exit_code == 0, result.output
+    folder = encoders(home) / "tiny-onnx"
+    assert (folder / "config_sentence_transformers.json").read_text() == prompts
+    assert verify("tiny-onnx", home) == []
+    # A fresh process where torch cannot be imported (a pipx install has none) embeds with the pulled graph, each
+    # role with its own prompt.
+    script = (
+        "import sys; sys.modules['torch'] = None\n"
+        "from tender.catalog import get_embedder\n"
+        f"e = get_embedder({str(folder)!r})\n"
+        "q, d = e.embed(['weather'], role='query')[0], e.embed(['weather'], role='document')[0]\n"
+        "print(e.encoder.name, round(float(q @ q), 3), bool(abs(float(q @ d)) < 0.9999))\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env={**__import__("os").environ}
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == ["tiny-onnx", "1.0", "True"]
+
+
+def test_a_model_named_but_not_pulled_says_how_to_pull_it(home):
+    from tender.settings import BadSetting, Settings
+
+    with pytest.raises(BadSetting, match="not pulled: `tender models pull tiny-encoder`"):
+        Settings.from_env({"TENDER_HOME": str(home), "TENDER_EMBEDDING_MODEL": "tiny-encoder"}).embedder()

@@ -141,3 +141,49 @@ def test_every_trained_component_in_the_package_records_what_it_was_fitted_on():
     for delta in sorted((package / "catalog" / "assets").glob("*.npz")):
         record = json.loads(delta.with_suffix(".json").read_text())
         assert record["fitted_on"]["parts"], delta.name
+
+
+def test_on_a_kind_of_catalogue_the_calibration_never_saw_likely_takes_a_higher_score(catalog, embedder):
+    from tender.ranking.evidence import HIGH, level
+
+    fitted = Scorer.load().model_copy(update={"calibrated_kinds": ("jsonl", "openapi"), "high_unseen": 0.85})
+    assert fitted.high_for({"jsonl"}) == HIGH  # a kind it was calibrated on: the words as they were
+    assert fitted.high_for({"jsonl", "toolsdk"}) == 0.85  # any kind it never saw raises the bar
+    assert Scorer.load().model_copy(update={"calibrated_kinds": ()}).high_for({"toolsdk"}) == HIGH  # not recorded
+    assert level(0.7) == "high" and level(0.7, 0.85) == "medium" and level(0.9, 0.85) == "high"
+    said = Evidence(**{**EVIDENCE, "high": 0.85}).describe(0.7)
+    assert said[0].startswith("may serve the need") and "not calibrated on this kind of catalogue" in said[1]
+    # The catalogue of these tests is built from a JSONL file: a kind this model was calibrated on.
+    ranker = Ranker(catalog, QueryEncoder(embedder), fitted)
+    shortlist = ranker.shortlist("send an SMS text message", "send an SMS text message")
+    assert {c.evidence.high for c in shortlist.candidates} == {HIGH}
+
+
+EVIDENCE = dict(
+    dense=0.5,
+    dense_gap=0.0,
+    dense_rank=1,
+    dense_requirement=0.5,
+    name=0.3,
+    name_gap=0.0,
+    lexical=1.0,
+    lexical_rank=1,
+)
+
+
+def test_the_calibration_weighs_each_source_alike_and_finds_the_bar_for_a_kind_it_never_saw():
+    from tender.training.ranker import Examples, calibrate, held_out_reliability, unseen_bar
+
+    rng = np.random.default_rng(0)
+    scorer = Scorer(weights=tuple([0.0] * (len(FEATURES) - 1) + [0.0]), bias=0.0)
+
+    def source(name, rows, right):
+        x = [np.r_[np.zeros(len(FEATURES) - 1), 0.0] for _ in range(rows)]  # a cold catalogue: regime 0
+        return Examples(name, x, [float(rng.random() < right) for _ in range(rows)], list(range(rows)))
+
+    # One large source right half the time, one small one right 90%: weighed alike, the calibration sits between.
+    slope, intercept = calibrate(scorer, [source("large", 2000, 0.5), source("small", 100, 0.9)])["cold"]
+    assert 0.6 < 1 / (1 + np.exp(-intercept)) < 0.8
+    rows = held_out_reliability(scorer, [source("a", 200, 0.9), source("b", 200, 0.9)], 0.6)
+    assert [r["source"] for r in rows] == ["a", "b"] and all(r["called"] == 200 for r in rows)
+    assert 0.6 <= unseen_bar(scorer, [source("a", 200, 0.9), source("b", 200, 0.9)]) <= 0.95

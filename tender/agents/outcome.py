@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from tender.catalog import Catalog
-from tender.ranking.evidence import level
+from tender.ranking.evidence import HIGH, level
 
 from .language import NAMES, language
 from .manager import Negotiation
@@ -94,7 +94,11 @@ def _covered(bids: list[Propose]) -> float:
 
 def _award(p: Propose, api_names: dict[int, str], rationale: str) -> Award:
     return Award(
-        api_id=p.api_id, api_name=api_names[p.api_id], score=p.score, rationale=rationale, level=level(p.score)
+        api_id=p.api_id,
+        api_name=api_names[p.api_id],
+        score=p.score,
+        rationale=rationale,
+        level=level(p.score, p.evidence.high if p.evidence else HIGH),
     )
 
 

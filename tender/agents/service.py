@@ -140,7 +140,7 @@ class Tender:
                 score=best[0].score,
                 rationale=f"a {FORM_WORDS[other]}, not a {FORM_WORDS[step.form]}",
                 status=api.status,
-                level=level(best[0].score),
+                level=level(best[0].score, best[0].evidence.high),
             )
             said = f"no {FORM_WORDS[step.form]} for this in the catalogue; {api.name} is its {FORM_WORDS[other]} ({best[0].score:.2f})"
             step.reason = f"{said}; {step.reason}" if step.reason else said

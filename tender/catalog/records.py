@@ -121,7 +121,8 @@ class Api(BaseModel):
         title = str(self.details.get("title") or "")
         if title and title.casefold() not in description.casefold():  # a tool's title reads as its first sentence
             description = f"{title}. {description}".strip()
-        parts = [self.name, self.provider, ", ".join(self.categories), description]
+        provider = self.provider if self.provider != self.name else ""  # a tool that is its own provider: once
+        parts = [self.name, provider, ", ".join(self.categories), description]
         inputs = self.details.get("inputs")
         if inputs:
             parts.append("Inputs: " + ", ".join(inputs))

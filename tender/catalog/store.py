@@ -94,8 +94,8 @@ class Catalog:
                 self.encoder,
                 embedder.encoder,
                 "Rebuild it with this encoder (`tender catalog build`), or load the one it was built with "
-                "(TENDER_EMBEDDING_MODEL: all-MiniLM-L6-v2 for the stock one, tender-minilm for the tuned one, "
-                "else the model folder).",
+                "(TENDER_EMBEDDING_MODEL: all-MiniLM-L6-v2 for the stock one, tender-minilm or tender-matcher for a "
+                "tuned one, else the model folder).",
             )
         self._lock = threading.Lock()
         self._dense: dict[str, DenseSearch] = {}
@@ -274,6 +274,12 @@ class Catalog:
     def sources(self) -> list[dict]:
         """What the catalogue was built from: kind, name, detail, files, items (see sources.SourceInfo)."""
         return json.loads(self.meta.get("sources", "[]"))
+
+    def source_kinds(self) -> set[str]:
+        """The kinds of source the catalogue was built from (jsonl, openapi, mcp, mcp-listing, mcp-registry,
+        public-apis, toolsdk, docker-mcp): the kinds of catalogue a ranking model's words may or may not have been
+        calibrated on."""
+        return {str(s.get("kind", "")) for s in self.sources() if s.get("kind")}
 
     def categories(self) -> list[Category]:
         """Every category tag with the number of APIs carrying it, by name (empty for a catalogue without

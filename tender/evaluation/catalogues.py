@@ -13,11 +13,14 @@ from tender.settings import Settings
 
 from .datasets import SUITES, Paths, UnknownDataset
 from tender.assembly import embedder_for
+from .kinds import TOOLS_PREFIX, read_set
 
 MCP_LISTING = SUITES / "mcp" / "listing.json"
 
 
-def _sources(name: str, paths: Paths):
+def _sources(name: str, paths: Paths, folder: Path):
+    if name.startswith(TOOLS_PREFIX):
+        return gather(apis=tool_items_file(name.removeprefix(TOOLS_PREFIX), paths, folder), mashups=None)
     if name == "programmableweb":
         return gather(
             apis=paths.need("programmableweb", "apis.jsonl"), mashups=paths.need("programmableweb", "mashups.jsonl")
@@ -42,6 +45,21 @@ def _sources(name: str, paths: Paths):
             docker_mcp=found["docker_mcp"],
         ) + [harvest_source(path) for path in demo_harvest()]
     raise UnknownDataset(f"no catalogue {name!r}")
+
+
+def tool_items_file(name: str, paths: Paths, folder: Path) -> Path:
+    """A tool-retrieval set's items as a catalogue file (kinds.tool_item: as training reads them), written into
+    `folder`."""
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{TOOLS_PREFIX}{name}.apis.jsonl"
+    rows = [
+        item.model_dump(include={"id", "name", "description", "provider", "categories", "kind", "source"})
+        for item in read_set(paths, name).items
+    ]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
 
 
 class Catalogues:
@@ -77,7 +95,7 @@ class Catalogues:
         if stale:
             self.folder.mkdir(parents=True, exist_ok=True)
             build_from_sources(
-                _sources(name, self.paths),
+                _sources(name, self.paths, self.folder),
                 path,
                 embedder_for(self.settings, threads=None, catalog=path),
                 progress=self.progress,

@@ -7,7 +7,7 @@ from tender.catalog import Catalog
 from tender.catalog.encoders import check_encoder, recorded_encoder
 
 from .reader import Reader
-from .scorer import MODEL_FILE, Scorer, shipped_model
+from .scorer import MODEL_FILE, Scorer, ranking_folder, shipped_model
 
 
 def ranking_model(path: Path | None, embedder) -> Scorer:
@@ -19,9 +19,8 @@ def ranking_model(path: Path | None, embedder) -> Scorer:
     encoder = embedder.encoder
     testing = encoder.name.startswith("hashing")
     if path is None:
-        folder = getattr(getattr(embedder, "folder", None), "path", None)
-        stock = getattr(embedder, "stock", True)
-        path = shipped_model(encoder.name, encoder.fingerprint, None if stock else folder)
+        folder = ranking_folder(embedder)
+        path = shipped_model(encoder.name, encoder.fingerprint, folder)
         if path is None and not testing:
             where = f" (it is written beside the encoder, in {folder}, and used from then on)" if folder else ""
             raise TenderError(

@@ -42,11 +42,19 @@ class Evidence(BaseModel):
     via_tool: str = Field(
         "", description="For an MCP server: the tool of it whose description the numbers above are of ('' its own)."
     )
+    high: float = Field(
+        0.6,
+        description="The score from which the item reads as likely to serve: HIGH where the ranking model was "
+        "calibrated on this kind of catalogue, the higher bar it measured on kinds held out of its calibration where "
+        "it was not. Not a feature: it changes the words, never the score.",
+    )
 
     def describe(self, score: float) -> list[str]:
         """The bid in plain words, strongest first: what its score means, then facts that are true of the item
         whatever the score (its rank, shared words, past use), never an adjective the score does not back."""
-        said = [f"{LEVEL_WORDS[level(score)]} ({score:.2f})"]
+        said = [f"{LEVEL_WORDS[level(score, self.high)]} ({score:.2f})"]
+        if self.high > HIGH and score >= HIGH:
+            said.append("its score is not calibrated on this kind of catalogue")
         if self.via_tool:
             said.append(f"its tool {self.via_tool!r} does it")
         if self.named >= 1:
@@ -77,8 +85,10 @@ LEVEL_WORDS = {"high": "likely serves the need", "medium": "may serve the need",
 ORDINALS = {2: "second", 3: "third"}
 
 
-def level(score: float) -> str:
-    return "high" if score >= HIGH else "medium" if score >= MEDIUM else "low"
+def level(score: float, high: float = HIGH) -> str:
+    """The score in a word; `high` the bar for "likely" (Evidence.high: higher on a kind of catalogue the ranking
+    model's calibration never saw)."""
+    return "high" if score >= high else "medium" if score >= MEDIUM else "low"
 
 
 # The scorer's inputs, in order: each evidence number, once for a catalogue with usage history and once for one

@@ -82,6 +82,7 @@ class Ranker:
         self._deprecated = {a.id for a in catalog.apis() if a.gone}
         self._uninstallable = {a.id for a in catalog.apis() if a.kind == "server" and not routes_of(a.details)}
         self.eligibility = Eligibility(catalog.apis(), self._ids)
+        self._high = scorer.high_for(catalog.source_kinds())
         # A tool of a server the catalogue lists as an item is a way to that server: its match is the server's.
         servers = {a.provider: a.id for a in catalog.apis() if a.kind == "server"}
         self._server_of = {
@@ -203,6 +204,7 @@ class Ranker:
                 named=self._named.mentions(item, requirement),
                 deprecated=item in self._deprecated,
                 uninstallable=item in self._uninstallable,
+                high=self._high,
             )
             candidates.append((item, evidence))
         scores = [round(float(p), 4) for p in self.scorer.probabilities([e for _, e in candidates])]

@@ -19,6 +19,7 @@ from tender.catalog.encoders import EncoderId, recorded_encoder, same_encoder
 from .evidence import FEATURES, Evidence, vector
 
 MODEL_FILE = Path(__file__).with_name("model.json")
+SHIPPED_ASSETS = Path(__file__).parent.parent / "catalog" / "assets"
 
 
 def fitted_models(folder: Path | None = None) -> list[Path]:
@@ -27,6 +28,17 @@ def fitted_models(folder: Path | None = None) -> list[Path]:
     ranker` wrote beside it (tender-ranking-<fingerprint>.json)."""
     shipped = [MODEL_FILE, *sorted(MODEL_FILE.parent.glob("model.*.json"))]
     return shipped + (sorted(Path(folder).glob("tender-ranking-*.json")) if folder else [])
+
+
+def ranking_folder(embedder) -> Path | None:
+    """Where a ranking model fitted on this encoder's vectors is written and looked for besides the shipped ones:
+    the folder of a delta or of a model read from a folder; None for the stock and the shipped encoders."""
+    delta = getattr(embedder, "delta", None)
+    if delta is not None:
+        return None if delta.parent == SHIPPED_ASSETS else delta.parent
+    if getattr(embedder, "stock", True):
+        return None
+    return getattr(getattr(embedder, "folder", None), "path", None)
 
 
 def beside_encoder(folder: Path, name: str, fingerprint: str) -> Path:
@@ -84,6 +96,11 @@ class Scorer(BaseModel):
     objective: Objective = Field(default_factory=Objective)
     encoder: str = ""
     encoder_weights: str = Field("", description="The fingerprint of the encoder's weights (catalog.encoders).")
+    # The kinds of catalogue (catalog.source_kinds) the calibration saw, and the bar for "likely" elsewhere: the
+    # lowest score whose items were right at least 80% of the time on every dev source held out of the calibration
+    # (training/ranker.py). Empty: a model that did not record them, whose words hold the same everywhere.
+    calibrated_kinds: tuple[str, ...] = ()
+    high_unseen: float | None = None
     fitted_on: dict[str, object] = Field(default_factory=dict, description="What data each part was fitted on.")
     # The paper's task predicts which APIs a 2010s mashup used, where past use is itself the answer: there (and only
     # there: tender.evaluation's mashup datasets) history may lift an item its description does not support.
@@ -104,6 +121,15 @@ class Scorer(BaseModel):
             )
         given = dict(zip(features, weights))
         return {**data, "features": FEATURES, "weights": tuple(given.get(f, 0.0) for f in FEATURES)}
+
+    def high_for(self, kinds: set[str]) -> float:
+        """The bar for "likely" in a catalogue built from these kinds of source: HIGH where the calibration saw
+        every one of them (or the model did not record what it saw), `high_unseen` where it did not."""
+        from .evidence import HIGH
+
+        if not self.calibrated_kinds or self.high_unseen is None or kinds <= set(self.calibrated_kinds):
+            return HIGH
+        return max(HIGH, self.high_unseen)
 
     @classmethod
     def load(cls, path: Path | str = MODEL_FILE) -> "Scorer":

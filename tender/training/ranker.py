@@ -30,9 +30,10 @@ from tender.agents.text import mask_names
 from tender.catalog import Catalog
 from tender.evaluation.catalogues import Catalogues
 from tender.evaluation.datasets import Paths, split
+from tender.evaluation.kinds import TRAINABLE
 from tender.ranking.evidence import FEATURES, vector
 from tender.ranking.retrieval import Ranker
-from tender.ranking.scorer import MODEL_FILE, Scorer, beside_encoder, shipped_model, untrained
+from tender.ranking.scorer import MODEL_FILE, Scorer, beside_encoder, ranking_folder, shipped_model, untrained
 from tender.ranking.vectors import QueryEncoder
 from tender.settings import Settings
 from tender.assembly import embedder_for
@@ -251,17 +252,88 @@ def fit(sources: list[Examples], l2: float = 1.0, shares: list[float] | None = N
 
 def calibrate(scorer: Scorer, sources: list[Examples]) -> dict[str, tuple[float, float]]:
     """Platt scaling per regime: (slope, intercept) on the model's log-odds, fitted on dev examples, so that a score
-    reads as the probability that the item serves the function in catalogues with and without usage history."""
+    reads as the probability that the item serves the function in catalogues with and without usage history. Each
+    source weighs the same in its regime, however many rows it gives: a calibration across kinds, not one fitted to
+    the kind with the most candidates."""
     w, b = np.array(scorer.weights), scorer.bias
     out = {}
     for regime in ("history", "cold"):
-        rows = [(x, y) for s in sources for x, y in zip(s.x, s.y) if (x[-1] == 1.0) == (regime == "history")]
-        if not rows:
+        z_parts, y_parts, weight_parts = [], [], []
+        for s in sources:
+            rows = [(x, y) for x, y in zip(s.x, s.y) if (x[-1] == 1.0) == (regime == "history")]
+            if rows:
+                z_parts.append(np.array([x @ w + b for x, _ in rows]))
+                y_parts.append(np.array([y for _, y in rows]))
+                weight_parts.append(np.full(len(rows), 1.0 / len(rows)))
+        if not z_parts:
             continue
-        z = np.array([x @ w + b for x, _ in rows])
-        y = np.array([y for _, y in rows])
-        slope, intercept = fit_logistic(z[:, None], y, np.ones(len(y)), l2=1e-6)
+        z, y = np.concatenate(z_parts), np.concatenate(y_parts)
+        weight = np.concatenate(weight_parts) * len(z) / len(z_parts)
+        slope, intercept = fit_logistic(z[:, None], y, weight, l2=1e-6)
         out[regime] = (round(float(slope), 6), round(float(intercept), 6))
+    return out
+
+
+def held_out_reliability(scorer: Scorer, sources: list[Examples], high: float) -> list[dict]:
+    """Words on a kind the calibration never saw: for each cold source, the calibration fitted on the others, and
+    of that source's candidates scored `high` or more, how many there are and the share that serve the function."""
+    out = []
+    for held in sources:
+        rest = [s for s in sources if s is not held]
+        rows = [(x, y) for x, y in zip(held.x, held.y) if x[-1] != 1.0]
+        if not rows or not rest:
+            continue
+        slope, intercept = calibrate(scorer, rest).get("cold", (1.0, 0.0))
+        z = np.array([x @ np.array(scorer.weights) + scorer.bias for x, _ in rows]) * slope + intercept
+        p = 1 / (1 + np.exp(-np.clip(z, -40, 40)))
+        y = np.array([y for _, y in rows])
+        called = p >= high
+        out.append(
+            {
+                "source": held.source,
+                "called": int(called.sum()),
+                "right": round(float(y[called].mean()), 3) if called.any() else None,
+            }
+        )
+    return out
+
+
+def unseen_bar(scorer: Scorer, sources: list[Examples], right: float = 0.8, least: int = 20) -> float:
+    """The lowest score (0.60, 0.65, ... 0.95) from which candidates were right at least `right` of the time on every
+    cold dev source held out of the calibration (sources with fewer than `least` such candidates not counted): the
+    bar for "likely" on a kind of catalogue the calibration never saw."""
+    for bar in np.arange(0.60, 0.951, 0.05):
+        rows = held_out_reliability(scorer, sources, float(bar))
+        if all(r["right"] >= right for r in rows if r["called"] >= least and r["right"] is not None):
+            return round(float(bar), 2)
+    return 0.95
+
+
+def source_kinds(catalogues: Catalogues, name: str) -> set[str]:
+    catalog = Catalog(catalogues.ensure(name))
+    try:
+        return catalog.source_kinds()
+    finally:
+        catalog.close()
+
+
+def tool_dev_examples(paths: Paths, catalogues: Catalogues, sample: int, seed: int, progress: bool) -> list[Examples]:
+    """Examples from the dev parts of the tool-retrieval sets (kinds the model is never fitted on): each request read
+    as functions by the embedded decomposition, each gold tool labelling the function nearest to it."""
+    from tender.evaluation.kinds import any_dataset
+
+    out = []
+    rng = random.Random(seed)
+    for name in TRAINABLE:
+        data = any_dataset(f"tools-{name}")
+        catalog = catalogues.open(data.catalogue)
+        try:
+            queries = data.queries(paths, "dev", catalog)
+            queries = rng.sample(queries, min(sample, len(queries)))
+            requests = [(q.text, q.gold_items) for q in queries]
+            out.append(examples(f"tools-{name} dev", catalog, requests, progress, functions=True))
+        finally:
+            catalog.close()
     return out
 
 
@@ -335,6 +407,12 @@ def main(argv: list[str] | None = None) -> int:
         "--examples", type=Path, help="keep the training examples in this .npz (made once, then reused)"
     )
     parser.add_argument("--keep-objective", action="store_true", help="keep the objective of the model at --out")
+    parser.add_argument(
+        "--kinds-calibration",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="calibrate on the tool-retrieval sets' dev parts too (kinds the model is not fitted on)",
+    )
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     settings = Settings.from_env()
@@ -362,8 +440,23 @@ def main(argv: list[str] | None = None) -> int:
     previous = Scorer.load(args.out) if args.keep_objective and args.out.is_file() else None
     fitted = Scorer(weights=tuple(round(float(w), 6) for w in weights), bias=round(bias, 6))
     development = dev_examples(paths, catalogues, args.dev, args.seed, progress)
+    if args.kinds_calibration:
+        development += tool_dev_examples(paths, catalogues, args.dev, args.seed, progress)
     calibration = calibrate(fitted, development)
-    scorer = fitted.model_copy(update={"calibration": calibration})
+    from tender.ranking.evidence import HIGH
+
+    held_out = held_out_reliability(fitted, development, HIGH)
+    for row in held_out:
+        print(f"  held out of the calibration: {row}", file=sys.stderr)
+    bar = unseen_bar(fitted, development)
+    calibrated = ["metatool", "openapi", "programmableweb"] + (
+        [f"tools-{name}" for name in TRAINABLE] if args.kinds_calibration else []
+    )
+    kinds = sorted({kind for name in calibrated for kind in source_kinds(catalogues, name)})
+    print(f"  calibrated on {kinds}; likely elsewhere from {bar}", file=sys.stderr)
+    scorer = fitted.model_copy(
+        update={"calibration": calibration, "calibrated_kinds": tuple(kinds), "high_unseen": bar}
+    )
     if not args.keep_objective:
         from .objective import fit_objective
 
@@ -385,7 +478,11 @@ def main(argv: list[str] | None = None) -> int:
                     "seed": args.seed,
                     "l2": args.l2,
                 },
-                "calibration": {"sources": [_described(s) for s in development], "parts": "dev parts"},
+                "calibration": {
+                    "sources": [_described(s) for s in development],
+                    "parts": "dev parts; each source weighs the same",
+                    "held_out": held_out,
+                },
                 "objective": {
                     "parts": "dev parts of programmableweb, metatool-multi, openapi-suite, programmableweb-suite "
                     "(manager-led, every variant); never mcp-suite",
@@ -405,9 +502,10 @@ def default_out(embedder) -> Path:
     """Where a refit goes unless told: over the shipped model of a stock encoder (tender-minilm has its own file),
     else beside the encoder's folder, where ranking_model finds it by the encoder's fingerprint."""
     encoder = embedder.encoder
-    if getattr(embedder, "stock", True):
-        return shipped_model(encoder.name, encoder.fingerprint) or MODEL_FILE
-    return beside_encoder(embedder.folder.path, encoder.name, encoder.fingerprint)
+    folder = ranking_folder(embedder)
+    if folder is None:
+        return shipped_model(encoder.name, encoder.fingerprint) or MODEL_FILE.with_name(f"model.{encoder.name}.json")
+    return beside_encoder(folder, encoder.name, encoder.fingerprint)
 
 
 def save_examples(sources: list[Examples], path: Path) -> None:
