@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from tender.catalog import Catalog, HashingEmbedder, build_catalog, get_embedder
-from tender.catalog.encoders import STOCK_NAME, TUNED_NAME, EncoderId, stock_encoder, tuned_encoder
+from tender.catalog.encoders import SHIPPED_DELTAS, STOCK_NAME, TUNED_NAME, EncoderId, stock_encoder, tuned_encoder
 from tender.catalog.onnx_embedder import OnnxEmbedder
 from tender.catalog.pooling import pool_parts
 from tender.cli import main
@@ -271,7 +271,8 @@ def test_the_ranking_model_follows_the_encoder_without_any_setting(tmp_path):
     from tender.ranking.choice import ranking_model
     from tender.ranking.scorer import Scorer, beside_encoder
 
-    assert ranking_model(None, get_embedder(TUNED_NAME)).encoder == TUNED_NAME  # shipped for each stock encoder
+    for shipped in SHIPPED_DELTAS:  # a ranking model ships for each delta that ships
+        assert ranking_model(None, get_embedder(shipped)).encoder == shipped
     folder = tmp_path / "my-encoder"
     folder.mkdir()
     fitted = Scorer.load().model_copy(update={"encoder": TUNED.name, "encoder_weights": TUNED.fingerprint, "bias": 0.5})
@@ -335,7 +336,7 @@ def test_a_catalogue_built_with_the_tuned_encoder_keeps_it_when_no_encoder_is_co
     # A configured encoder wins (and is refused by the catalogue, saying how to fix it).
     configured = embedder_for(Settings(embedding_model=STOCK_NAME), catalog=shipped_tuned_catalog)
     assert configured.encoder == stock_encoder()
-    with pytest.raises(EncoderMismatch, match="tender-minilm for the tuned one"):
+    with pytest.raises(EncoderMismatch, match="tender-minilm or tender-matcher for a tuned one"):
         Catalog(shipped_tuned_catalog, embedder=configured)
 
 

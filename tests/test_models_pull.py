@@ -438,7 +438,8 @@ def test_a_published_onnx_export_is_pulled_with_its_prompts_and_embeds_without_t
 
 
 def test_a_model_named_but_not_pulled_says_how_to_pull_it(home):
+    from tender.assembly import embedder_for
     from tender.settings import BadSetting, Settings
 
     with pytest.raises(BadSetting, match="not pulled: `tender models pull tiny-encoder`"):
-        Settings.from_env({"TENDER_HOME": str(home), "TENDER_EMBEDDING_MODEL": "tiny-encoder"}).embedder()
+        embedder_for(Settings.from_env({"TENDER_HOME": str(home), "TENDER_EMBEDDING_MODEL": "tiny-encoder"}))
