@@ -12,6 +12,7 @@ from tender.ranking.scorer import Objective
 
 from .form import Form
 from .messages import CallForProposals, Propose
+from .text import is_presentation, short_name
 
 Out = TypeVar("Out", bound=BaseModel)
 Role = Literal["manager", "contractor"]
@@ -37,6 +38,23 @@ class FunctionSpec(BaseModel):
         description="What serves it: 'mcp_server' (an ability for the assistant itself), 'web_api' (a part of an app) "
         "or 'any'.",
     )
+
+
+def functions_of(needs: list[str]) -> list[FunctionSpec]:
+    """One function per need, in order (f1, f2, ...): a function that shows what others fetch depends on them. The
+    rules and the local model read needs alike from here."""
+    functions: list[FunctionSpec] = []
+    for need in needs:
+        earlier = [f.id for f in functions if not is_presentation(f.description)]
+        functions.append(
+            FunctionSpec(
+                id=f"f{len(functions) + 1}",
+                name=short_name(need),
+                description=need,
+                depends_on=earlier if is_presentation(need) and earlier else [],
+            )
+        )
+    return functions
 
 
 class Decomposition(BaseModel):

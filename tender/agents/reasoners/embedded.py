@@ -17,14 +17,14 @@ from ..tasks import (
     CategoryMapping,
     DecomposeTask,
     Decomposition,
-    FunctionSpec,
     MapCategoriesTask,
     Selection,
     SelectTask,
     Task,
+    functions_of,
 )
 from ..decomposition import read
-from ..text import is_presentation, short_name
+from ..text import short_name
 from .base import Reasoner
 
 RULES = "rules"  # as a plan says what read the request
@@ -54,18 +54,7 @@ class EmbeddedReasoner(Reasoner):
         """One function per need the requirement's text states; the rest is context (decomposition.read). A
         function that shows what others fetch depends on them."""
         reading = read(task.requirement)
-        functions: list[FunctionSpec] = []
-        for i, need in enumerate(reading.needs, start=1):
-            earlier = [f.id for f in functions if not is_presentation(f.description)]
-            functions.append(
-                FunctionSpec(
-                    id=f"f{i}",
-                    name=short_name(need),
-                    description=need,
-                    depends_on=earlier if is_presentation(need) and earlier else [],
-                )
-            )
-        return Decomposition(functions=functions, context=reading.context, read_by=RULES)
+        return Decomposition(functions=functions_of(reading.needs), context=reading.context, read_by=RULES)
 
     # 2 ------------------------------------------------------------------------------------------
     def map_categories(self, task: MapCategoriesTask) -> CategoryMapping:

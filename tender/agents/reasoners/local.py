@@ -18,8 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..context import RunContext
 from ..local_model import Generation, TextModel, load
-from ..tasks import DecomposeTask, Decomposition, FunctionSpec, Task
-from ..text import is_presentation, short_name
+from ..tasks import DecomposeTask, Decomposition, Task, functions_of
 from .base import Reasoner
 
 READ_DEADLINE_S = 10.0  # a reading not done by then is the rules' (a request's own deadline, if sooner, wins)
@@ -107,22 +106,14 @@ def decomposition_of(generation: Generation, requirement: str) -> Decomposition:
     except ValidationError as error:
         cut = " (cut at its length limit)" if generation.stopped == "length" else ""
         raise Unusable(f"its answer was not of the expected shape{cut}: {_first_error(error)}") from None
-    functions: list[FunctionSpec] = []
+    needs: list[str] = []
     seen: set[str] = set()
     for text in in_request_order(requirement, reading.needs):
         need = " ".join(text.split()).strip(" .,;:")
-        if not need or need.lower() in seen:
-            continue
-        seen.add(need.lower())
-        earlier = [f.id for f in functions if not is_presentation(f.description)]
-        functions.append(
-            FunctionSpec(
-                id=f"f{len(functions) + 1}",
-                name=short_name(need),
-                description=need,
-                depends_on=earlier if is_presentation(need) and earlier else [],
-            )
-        )
+        if need and need.lower() not in seen:
+            seen.add(need.lower())
+            needs.append(need)
+    functions = functions_of(needs)
     if not functions:
         raise Unusable("it found no need in the request")
     context = [c for c in (" ".join(part.split()) for part in reading.context) if c]
