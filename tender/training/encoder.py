@@ -104,6 +104,31 @@ def fine_tune(
     return out
 
 
+def warm_then_decay(optimiser, steps: int):
+    """The learning rate warmed up linearly over a tenth of the steps, then decayed linearly to none."""
+    import torch
+
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda s: min(1.0, (s + 1) / max(1, steps // 10)) * max(0.0, 1 - s / steps)
+    )
+
+
+def contrastive_step(forward, backward, optimiser, schedule) -> float:
+    """One step of the contrastive loss in both directions: row i of `forward` (requests over items) and of
+    `backward` (items over requests) is right at column i. Returns the loss."""
+    import torch
+
+    labels = torch.arange(forward.shape[0])
+    loss = (
+        torch.nn.functional.cross_entropy(forward, labels) + torch.nn.functional.cross_entropy(backward, labels)
+    ) / 2
+    optimiser.zero_grad()
+    loss.backward()
+    optimiser.step()
+    schedule.step()
+    return float(loss.item())
+
+
 def _train(model, pairs, batch_size, epochs, optimiser, rng, progress) -> None:
     """The contrastive loss in both directions, the other APIs of the batch as negatives, for `epochs` passes;
     the learning rate warms up linearly over a tenth of the steps, then decays linearly. Leaves the model in
@@ -111,9 +136,7 @@ def _train(model, pairs, batch_size, epochs, optimiser, rng, progress) -> None:
     import torch
 
     steps = epochs * math.ceil(len(pairs) / batch_size)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda s: min(1.0, (s + 1) / max(1, steps // 10)) * max(0.0, 1 - s / steps)
-    )
+    schedule = warm_then_decay(optimiser, steps)
 
     def encode(texts):
         return torch.nn.functional.normalize(model(model.tokenize(texts))["sentence_embedding"], dim=-1)
@@ -127,16 +150,8 @@ def _train(model, pairs, batch_size, epochs, optimiser, rng, progress) -> None:
             if done >= steps:
                 break
             scores = encode([b[0] for b in batch]) @ encode([b[1] for b in batch]).T * 20.0
-            labels = torch.arange(len(batch))
-            loss = (
-                torch.nn.functional.cross_entropy(scores, labels) + torch.nn.functional.cross_entropy(scores.T, labels)
-            ) / 2
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            schedule.step()
+            losses.append(contrastive_step(scores, scores.T, optimiser, schedule))
             done += 1
-            losses.append(loss.item())
             bar.update(1)
             bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
     bar.close()

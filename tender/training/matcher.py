@@ -41,7 +41,7 @@ from tender.catalog.encoders import DELTA_FILE, DELTA_RECORD, stock_torch_dir
 from tender.evaluation.datasets import Paths
 from tender.evaluation.kinds import KINDS, ToolSet, kind_of, read_set, sets_of
 
-from .encoder import LORA_TARGETS
+from .encoder import LORA_TARGETS, contrastive_step, warm_then_decay
 
 PER_ITEM = 30  # at most this many pairs of one item, so that a popular one does not drown the long tail
 SCALE = 20.0  # the similarities' scale in the loss (a temperature of 0.05)
@@ -315,9 +315,7 @@ def train(
     rng = random.Random(settings.seed)
     plan = [b for _ in range(settings.epochs) for b in batches(pairs, settings.batch_size, rng)]
     steps = len(plan)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda s: min(1.0, (s + 1) / max(1, steps // 10)) * max(0.0, 1 - s / steps)
-    )
+    schedule = warm_then_decay(optimiser, steps)
     out.mkdir(parents=True, exist_ok=True)
     checkpoint = out / "checkpoint.pt"
     done, losses, seconds = 0, [], 0.0
@@ -359,18 +357,10 @@ def train(
         items = encode([p.item for p in batch] + negatives)
         scores = queries @ items.T * SCALE
         scores = scores.masked_fill(torch.from_numpy(loss_mask(batch)), float("-inf"))
-        labels = torch.arange(len(batch))
         # Items to requests: an item's row over the batch's requests, the requests it serves left out but its own.
         backward = scores[:, : len(batch)].T
-        loss = (
-            torch.nn.functional.cross_entropy(scores, labels) + torch.nn.functional.cross_entropy(backward, labels)
-        ) / 2
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-        schedule.step()
+        losses.append(round(contrastive_step(scores, backward, optimiser, schedule), 4))
         done += 1
-        losses.append(round(float(loss.item()), 4))
         seconds += time.perf_counter() - started
         if progress and (done % 5 == 0 or done == steps):
             print(
