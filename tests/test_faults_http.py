@@ -8,6 +8,8 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import anyio
 from mcp import Client
@@ -85,32 +87,39 @@ def slow_body(port: int, source: str = "127.0.0.1") -> socket.socket:
     return sock
 
 
-def trickle(socks: list[socket.socket], stop: threading.Event) -> None:
-    """A byte of body on every connection each second, as long as the server keeps it."""
-    while not stop.wait(1):
-        for sock in socks:
-            try:
-                sock.send(b" ")
-            except OSError:
-                pass
+@contextmanager
+def trickling_bodies(port: int, count: int) -> Iterator[list[socket.socket]]:
+    """`count` slow bodies (slow_body), each sent a byte a second as long as the server keeps it; stopped and
+    closed on leaving."""
+    slow = [slow_body(port) for _ in range(count)]
+    stop = threading.Event()
+
+    def trickle() -> None:
+        while not stop.wait(1):
+            for sock in slow:
+                try:
+                    sock.send(b" ")
+                except OSError:
+                    pass
+
+    trickling = threading.Thread(target=trickle)
+    trickling.start()
+    try:
+        yield slow
+    finally:
+        stop.set()
+        trickling.join()
+        for sock in slow:
+            sock.close()
 
 
 def test_slow_request_bodies_are_cut_at_the_deadline(server_env, tmp_path):
     """A byte a second keeps each connection from ever being idle: only a deadline on the whole request (headers and
     body within --idle-timeout) closes them."""
     with http_server(server_env, tmp_path / "http.log", "--max-connections", "40", "--idle-timeout", "3") as server:
-        slow = [slow_body(server.port) for _ in range(SLOW)]
-        stop = threading.Event()
-        trickling = threading.Thread(target=trickle, args=(slow, stop))
-        trickling.start()
-        try:
+        with trickling_bodies(server.port, SLOW) as slow:
             guard = time.monotonic() + 60  # against hanging: the slow bodies would trickle for 1,000 s
             cut = [closed_by_server(sock, within_s=max(0.1, guard - time.monotonic())) for sock in slow]
-        finally:
-            stop.set()
-            trickling.join()
-            for sock in slow:
-                sock.close()
         assert server.process.poll() is None
 
     assert all(cut), f"{cut.count(False)} of {SLOW} slow bodies were never closed"
@@ -120,20 +129,11 @@ async def test_a_normal_client_is_served_while_slow_request_bodies_hold_the_conn
     """The slow bodies' deadline (--idle-timeout 60) is past the guard on the normal client's call (30 s): it is
     served while they still hold their connections, not when their deadline frees them."""
     with http_server(server_env, tmp_path / "http.log", "--max-connections", "40", "--idle-timeout", "60") as server:
-        slow = [slow_body(server.port) for _ in range(SLOW)]
-        stop = threading.Event()
-        trickling = threading.Thread(target=trickle, args=(slow, stop))
-        trickling.start()
-        try:
+        with trickling_bodies(server.port, SLOW):
             time.sleep(0.5)  # let the server take them in
             with anyio.fail_after(30):
                 async with Client(server.url) as client:
                     assert {t.name for t in (await client.list_tools()).tools} >= {"recommend_apis"}
-        finally:
-            stop.set()
-            trickling.join()
-            for sock in slow:
-                sock.close()
         assert server.process.poll() is None
 
 
