@@ -6,6 +6,7 @@ import json
 import os
 import stat
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -148,24 +149,26 @@ os.execv({sys.executable!r}, [{sys.executable!r}, {str(PAGED)!r}])
     return pids
 
 
+def ended_or_killed(pid: int) -> bool:
+    """Whether the process ends within 5 s; one that does not is killed (the test leaves nothing running)."""
+    for _ in range(50):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    os.kill(pid, 9)
+    return False
+
+
 def test_a_server_and_what_it_started_are_stopped_when_its_listing_ends(tmp_path, monkeypatch):
     """npx starts node, uvx starts python: the harvest stops the whole process group, leaving nothing running."""
     pids = npx_starting_a_sleeper(tmp_path, monkeypatch, own_session=False)
     out = tmp_path / "harvest.jsonl"
     harvest([Target(refs=["toolsdk:spawner"], route=package("npm", "spawner", "1.0.0"))], out, timeout=60, jobs=1)
     assert read_harvest(out)[0].started
-    child = int(pids.read_text())
-    for _ in range(50):  # the group is signalled as the listing ends; the child goes within moments
-        try:
-            os.kill(child, 0)
-        except ProcessLookupError:
-            break
-        import time
-
-        time.sleep(0.1)
-    else:
-        os.kill(child, 9)
-        raise AssertionError("the server's child was left running")
+    # the group is signalled as the listing ends; the child goes within moments
+    assert ended_or_killed(int(pids.read_text())), "the server's child was left running"
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="adoption of what a server leaves is read from /proc")
@@ -175,15 +178,4 @@ def test_a_daemon_that_left_the_servers_process_group_is_stopped_too(tmp_path, m
     out = tmp_path / "harvest.jsonl"
     harvest([Target(refs=["toolsdk:daemon"], route=package("npm", "daemon", "1.0.0"))], out, timeout=60, jobs=1)
     assert read_harvest(out)[0].started
-    daemon = int(pids.read_text())
-    for _ in range(50):
-        try:
-            os.kill(daemon, 0)
-        except ProcessLookupError:
-            break
-        import time
-
-        time.sleep(0.1)
-    else:
-        os.kill(daemon, 9)
-        raise AssertionError("the daemon the server started in its own session was left running")
+    assert ended_or_killed(int(pids.read_text())), "the daemon the server started in its own session was left running"
