@@ -126,6 +126,12 @@ def test_in_a_catalogue_of_one_form_the_form_chooses_nothing(catalog_path, embed
             ["shows the weather", "manage its GitHub repo"],
             ["web_api", "mcp_server"],
         ),
+        # who is asked is set apart from the need, and still says who will use it
+        (
+            "Have Claude drive a real browser through my news site",
+            ["drive a real browser through my news site"],
+            ["mcp_server"],
+        ),
         ("a dashboard of stock prices", ["stock prices"], ["web_api"]),
         ("stock prices and news", ["stock prices", "news"], ["any", "any"]),
         # needs the caller phrased itself take the form of the clause they are about, or their own words

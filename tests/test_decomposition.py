@@ -58,9 +58,29 @@ def test_the_framing_of_the_app_is_context_not_a_need():
     assert any("Discord bot" in part for part in reading.context)
 
 
+def test_who_is_asked_is_context_and_what_it_is_asked_to_do_is_the_need():
+    reading = read("I want my assistant to file Jira tickets from bug reports and post a summary to Slack")
+    assert reading.needs == ["file Jira tickets from bug reports", "post a summary to Slack"]
+    assert reading.context == ["I want my assistant to"]
+    assert read("let Claude read my Google Calendar and make Todoist tasks").needs == [
+        "read my Google Calendar",
+        "make Todoist tasks",
+    ]
+    assert read("Is there an MCP server that lets Claude query my Postgres database?").needs == [
+        "query my Postgres database"
+    ]
+
+
+def test_an_app_s_own_words_are_not_taken_for_the_assistant():
+    assert read("I want my dashboard to show prices").needs == ["I want my dashboard to show prices"]
+    assert read("Let me know the weather").needs == ["Let me know the weather"]
+
+
 @pytest.mark.parametrize(
     "requirement",
     [
+        "Claude, read the product spec in my Notion workspace and search recipes for the app it describes",
+        "Which MCP server lets my coding agent list, start and stop the Docker containers on my laptop?",
         "A travel site with hotels on a map, the weather there, photos of the place, and sharing on Twitter",
         "Every Friday, email my daily tasks and translate them to Spanish",
         "An app that texts me when my package ships, with a map of where it is",

@@ -48,6 +48,21 @@ _FRAMING_OPENING = re.compile(
     r"^(?:need|want)\s+(?:a|an)\b",
     re.I,
 )
+# Who is asked, opening a piece: "let Claude", "I want my assistant to", "Can Claude", "Which MCP server lets my coding
+# agent", "Claude,". Who will use an ability is the form's cue (agents/form.py), not words of the need: a need read as
+# "I want my assistant to file Jira tickets" is matched as if the assistant were part of what it does.
+_ASSISTANT_NAME = (
+    r"(?:claude(?: desktop| code)?|chatgpt|copilot|cursor|windsurf|cline|goose|(?<=can |uld |ill )you|"
+    r"(?:my|our|the|your)\s+(?:ai\s+|coding\s+|llm\s+|local\s+|personal\s+)?(?:assistant|agent|model|llm|chatbot)s?)"
+)
+_ADDRESS = re.compile(
+    r"^(?:(?:(?:i|we)\s+(?:want|need|would like|'d like)\s+|(?:please\s+)?(?:lets?|have|get|allow|make|help)\s+|"
+    rf"(?:can|could|would|will)\s+)?{_ASSISTANT_NAME}|"
+    r"(?:(?:which|what)\s+|is there\s+(?:an?\s+)?|(?:find|recommend|suggest) (?:me\s+)?(?:an?\s+)?)(?:mcp\s+)?"
+    rf"(?:servers?|tools?)(?:\s+(?:that\s+)?(?:lets?|allows?|can let|would let|helps?)(?:\s+{_ASSISTANT_NAME})?)?)"
+    r"(?:\s*,\s*|\s+(?:to|should|can|could|will|would|must|shall|needs? to)(?:\s+be able to)?\s+|\s+(?=\w)|$)",
+    re.I,
+)
 # A time the request runs at: "Every Friday", "every morning", "each night", "daily", "automatically".
 _WHEN = re.compile(
     r"^(?:every|each)\s+\w+(?:\s+\w+)?$|^(?:daily|weekly|monthly|hourly|nightly|automatically|tonight|today|tomorrow)$",
@@ -86,6 +101,18 @@ class Reading:
 
     needs: list[str] = field(default_factory=list)
     context: list[str] = field(default_factory=list)
+
+
+def addressed(piece: str) -> tuple[str, str]:
+    """(who is asked, the rest) of a piece that opens by asking the assistant ("let Claude", "read my calendar");
+    ("", piece) where it does not, or where nothing of substance follows."""
+    match = _ADDRESS.match(piece)
+    if match is None:
+        return "", piece
+    rest = piece[match.end() :].strip()
+    if rest and not content_words(rest):
+        return "", piece
+    return match.group(0).strip(" ,"), rest
 
 
 def _pieces(text: str) -> list[tuple[str, str]]:
@@ -151,7 +178,14 @@ def read(requirement: str, max_needs: int = 12) -> Reading:
     ahead: list[tuple[str, str]] = []  # pieces that belong to the next need
     for index, (separator, piece) in enumerate(pieces):
         after = pieces[index + 1][0] if index + 1 < len(pieces) else ""
-        if _WHEN.match(piece) or (is_asking(piece) and content_words(piece)) or _framing(index, piece, after):
+        asked, piece = addressed(piece)
+        if asked:
+            reading.context.append(asked)
+            if not piece:
+                continue
+        # What the assistant is asked to do is a need, never the framing of one ("let Claude look up which ...").
+        framing = not asked and _framing(index, piece, after)
+        if _WHEN.match(piece) or (is_asking(piece) and content_words(piece)) or framing:
             reading.context.append(piece)
         elif dangling(piece) and groups:
             groups[-1].append((separator, piece))  # a detail of the need before it

@@ -67,12 +67,16 @@ def read_forms(requirement: str, needs: list[str]) -> FormReading:
     overall_said = next((words for _, _, form, words in found if form == overall), "")
     forms, said = [], []
     for need in needs:
+        where = _locate(requirement, need)
+        if where is not None:
+            asked = _with_address(requirement, where, found)
+            need = requirement[asked[0] : where[0]] + need
+            where = asked
         own = cues(need)
         if {form for _, _, form, _ in own} in ({"mcp_server"}, {"web_api"}):  # the need says it itself
             forms.append(own[0][2])
             said.append(own[0][3])
             continue
-        where = _locate(requirement, need)
         if where is None or not found:
             forms.append(overall)
             said.append(overall_said)
@@ -85,6 +89,21 @@ def read_forms(requirement: str, needs: list[str]) -> FormReading:
         forms.append(cue[2] if cue else overall)
         said.append(cue[3] if cue else overall_said)
     return FormReading(forms=forms, said=said)
+
+
+# Between who is asked and what they are asked to do: "let Claude read ...", "my assistant should be able to ...".
+_ASKED_TO = re.compile(r"\s*(?:(?:to|should|can|could|will|would|must|shall|needs? to)\s+(?:be able to\s+)?)?", re.I)
+
+
+def _with_address(text: str, where: tuple[int, int], found) -> tuple[int, int]:
+    """The need's span with the assistant cue that asks for it, where one stands right before it: the reading
+    sets "let Claude" apart from "drive a browser through my news site" as context, but it still says who will use
+    the need, before the need's own words (which name the site only as what the browser visits)."""
+    start, end = where
+    for cue_start, cue_end, form, _ in found:
+        if form == "mcp_server" and cue_end <= start and _ASKED_TO.fullmatch(text[cue_end:start]):
+            return cue_start, end
+    return where
 
 
 def _locate(text: str, need: str) -> tuple[int, int] | None:
