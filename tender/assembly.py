@@ -47,7 +47,8 @@ def assemble(
     if manager == contractors == "offline":
         built = build_reasoners(text_model=text_model)
     else:
-        built = build_reasoners(manager, contractors, llm or llm_settings(settings), text_model)
+        llm = llm or llm_settings(settings)
+        built = build_reasoners(manager, contractors, llm, text_model, endpoint_model_for(settings, llm.base_url))
     return Tender(catalog, manager=built[0], contractors=built[1], scorer=scorer, reader=reader)
 
 
@@ -181,6 +182,26 @@ def text_model_for(settings: Settings):
             f"The model that reads requests, {echo(str(file), PATH_SHOWN)}, cannot be used: {error} Set "
             "TENDER_REQUEST_MODEL to another .gguf file, or to rules to read requests by rules."
         ) from None
+
+
+def endpoint_model_for(settings: Settings, base_url: str | None):
+    """The model that answers the LLM backend in this process where its base URL is "local": the one that reads
+    requests (TENDER_REQUEST_MODEL), else the pulled default; None for any other base URL, or where none is pulled
+    (the factory then says what to do)."""
+    from tender.agents.reasoners.local_endpoint import is_local
+    from tender.catalog.models import REQUEST_MODEL, model_file
+
+    if not is_local(base_url):
+        return None
+    file = request_model_file(settings) or model_file(REQUEST_MODEL, settings.home)
+    if file is None:
+        return None
+    from tender.agents.local_model import LocalModelUnavailable, load
+
+    try:
+        return load(file.resolve())
+    except LocalModelUnavailable as error:
+        raise BadSetting(f"TENDER_LLM_BASE_URL=local, but {echo(str(file), PATH_SHOWN)} cannot be used: {error}") from None
 
 
 @functools.lru_cache(maxsize=2)

@@ -112,3 +112,15 @@ def test_the_shared_start_is_kept_for_the_next_process_and_read_back(tmp_path):
     one = first.generate(messages_for(requirement), answer_schema(), 80, None)
     two = second.generate(messages_for(requirement), answer_schema(), 80, None)
     assert one.text == two.text and two.prompt_tokens == one.prompt_tokens
+
+
+def test_the_llm_backend_s_local_endpoint_runs_a_step_on_the_same_model(model):
+    from tender.agents.reasoners.factory import LLMSettings, build_llm_reasoner
+
+    chat = build_llm_reasoner(
+        LLMSettings(base_url="local", timeout_s=120.0, max_retries=0), fallback=EmbeddedReasoner(), endpoint_model=model
+    )
+    context = RunContext()
+    decomposition = chat.run(DecomposeTask(requirement="A dashboard of stock prices with the related news"), context)
+    assert context.cost.fallbacks == 0 and decomposition.functions
+    assert context.cost.tokens.input > 100  # the whole prompt, counted as a server would

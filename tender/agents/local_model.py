@@ -32,6 +32,7 @@ class Generation:
     completion_tokens: int
     stopped: str  # "done", "length" (max_tokens reached) or "deadline"
     seconds: float
+    prompt_total: int = 0  # the whole prompt, shared part and all (what a server would count)
 
 
 class TextModel(Protocol):
@@ -176,6 +177,7 @@ class LlamaModel:
             completion_tokens=int(reply.get("usage", {}).get("completion_tokens", 0)),
             stopped="deadline" if past[0] else "length" if finish == "length" else "done",
             seconds=time.perf_counter() - started,
+            prompt_total=len(tokens),
         )
 
     def warm_up(self, shared: list[dict[str, str]], cache_dir: Path | None = None) -> None:

@@ -56,7 +56,7 @@ class Evidence(BaseModel):
         if self.high > HIGH and score >= HIGH:
             said.append("its score is not calibrated on this kind of catalogue")
         if self.via_tool:
-            said.append(f"its tool {self.via_tool!r} does it")
+            said.append(f"matched through its tool {self.via_tool!r}")
         if self.named >= 1:
             said.append("the requirement names it")
         if max(self.history, self.history_requirement) >= 0.1:

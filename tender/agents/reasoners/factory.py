@@ -5,7 +5,7 @@ endpoint, with the embedded reasoner as its fallback for each step it cannot ans
 both make their LLMSettings with `llm_settings` from the settings read from the environment (tender.settings);
 nothing here reads os.environ."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -71,10 +71,12 @@ def build_reasoners(
     contractor_backend: str = "offline",
     llm: LLMSettings | None = None,
     text_model: "TextModel | None" = None,
+    endpoint_model: "TextModel | None" = None,
 ) -> tuple[Reasoner, Reasoner]:
     """(manager reasoner, contractor reasoner). Both roles on "llm" share one LLM reasoner: one cache,
     one limit of calls in flight. An offline manager with a `text_model` (assembly.text_model_for) has it read the
-    request (step 1) and the rules do the rest. Raises LLMNotConfigured when "llm" is asked for without an endpoint
+    request (step 1) and the rules do the rest. `endpoint_model` answers the LLM backend in this process where its
+    base URL is "local" (local_endpoint.py). Raises LLMNotConfigured when "llm" is asked for without an endpoint
     or model."""
     from .embedded import EmbeddedReasoner
 
@@ -89,11 +91,24 @@ def build_reasoners(
         manager = LocalReader(text_model, fallback=offline)
     if "llm" not in (manager_backend, contractor_backend):
         return manager, offline
-    chat = build_llm_reasoner(llm or LLMSettings(), fallback=offline)
+    chat = build_llm_reasoner(llm or LLMSettings(), fallback=offline, endpoint_model=endpoint_model)
     return (chat if manager_backend == "llm" else manager), (chat if contractor_backend == "llm" else offline)
 
 
-def build_llm_reasoner(settings: LLMSettings, fallback: Reasoner) -> Reasoner:
+def build_llm_reasoner(
+    settings: LLMSettings, fallback: Reasoner, endpoint_model: "TextModel | None" = None
+) -> Reasoner:
+    from .local_endpoint import BASE_URL, LocalChatTransport, is_local
+
+    transport = None
+    if is_local(settings.base_url):
+        if endpoint_model is None:
+            raise LLMNotConfigured(
+                "TENDER_LLM_BASE_URL=local runs the LLM steps on the local model, and none is loaded: "
+                "`tender models pull qwen2.5-coder-1.5b` fetches it (or set TENDER_REQUEST_MODEL to a .gguf file)."
+            )
+        settings = replace(settings, base_url=BASE_URL, model=settings.model or endpoint_model.name)
+        transport = LocalChatTransport(endpoint_model)
     if not settings.base_url:
         raise LLMNotConfigured(
             "The llm backend needs an OpenAI-compatible endpoint: set TENDER_LLM_BASE_URL or pass --llm-base-url "
@@ -121,4 +136,5 @@ def build_llm_reasoner(settings: LLMSettings, fallback: Reasoner) -> Reasoner:
         max_output_tokens=settings.max_output_tokens,
         max_tokens_per_request=settings.max_tokens_per_request,
         contractors_per_call=settings.contractors_per_call,
+        transport=transport,
     )

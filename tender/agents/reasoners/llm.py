@@ -154,6 +154,7 @@ class LLMReasoner(Reasoner):
         max_tokens_per_request: int | None = None,
         pause_s: float = 30,
         contractors_per_call: int | None = 4,
+        transport: httpx.BaseTransport | None = None,
     ):
         # What notes, logs and the cache see: without the credentials a URL may carry (user:password@host).
         self.base_url = redact(base_url.rstrip("/"))
@@ -171,12 +172,13 @@ class LLMReasoner(Reasoner):
         # each costs a call; None: the request's top_n.
         self.contractors_per_call = contractors_per_call
         # Local servers want no key but the client insists on one; and it must not read the environment.
+        # `transport`: where the client's requests go instead of the network (local_endpoint.py's model).
         self._client = openai.OpenAI(
             base_url=base_url.rstrip("/"),
             api_key=api_key or "no-key",
             timeout=timeout_s,
             max_retries=max_retries,
-            http_client=openai.DefaultHttpxClient(transport=_BoundedTransport()),
+            http_client=openai.DefaultHttpxClient(transport=transport or _BoundedTransport()),
         )
         self._slots = threading.BoundedSemaphore(max_in_flight)
         self._takes_json_schema: bool | None = None  # None until the server has answered one request
