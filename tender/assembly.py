@@ -201,7 +201,9 @@ def endpoint_model_for(settings: Settings, base_url: str | None):
     try:
         return load(file.resolve())
     except LocalModelUnavailable as error:
-        raise BadSetting(f"TENDER_LLM_BASE_URL=local, but {echo(str(file), PATH_SHOWN)} cannot be used: {error}") from None
+        raise BadSetting(
+            f"TENDER_LLM_BASE_URL=local, but {echo(str(file), PATH_SHOWN)} cannot be used: {error}"
+        ) from None
 
 
 @functools.lru_cache(maxsize=2)
