@@ -79,6 +79,19 @@ def test_an_assistant_s_abilities_are_served_by_servers_it_can_install(tender):
     assert "Todo Helper (todo-helper)" in [a.name for a in plan.apis]  # found by its tool, awarded as its server
 
 
+def test_a_server_is_named_by_its_service_s_name_and_only_for_the_need_that_names_it(tender):
+    plan = tender.recommend(
+        Request.create(
+            "let Claude look at my Google Calendar and put tasks in Todoist",
+            needs=["read my Google Calendar events", "create tasks in Todoist"],
+        )
+    ).plan
+    calendar, tasks = plan.steps
+    assert [a.api_name for a in calendar.awarded][0] == "Google Calendar MCP (google-calendar-mcp)"
+    assert "the requirement names it" in calendar.awarded[0].rationale
+    assert all("Google Calendar" not in a.api_name for a in tasks.awarded)
+
+
 def test_a_part_of_an_app_is_served_by_web_apis(tender):
     plan = tender.recommend(Request.create("a website that shows my Google Calendar events")).plan
     assert plan.apis and kinds(tender, plan) == {"api"}

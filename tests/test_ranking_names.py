@@ -3,7 +3,7 @@ mentions, without checking every name (a scan of every name cost 268 ms a requir
 
 import pytest
 
-from tender.ranking.names import NameIndex, common_words, mentions
+from tender.ranking.names import NameIndex, common_words, mentions, service_name
 
 NAMES = [
     "Twitter",
@@ -51,3 +51,17 @@ def test_a_one_word_name_the_catalogue_uses_as_an_ordinary_word_is_named_only_as
     assert index.named("generate images from a text prompt") == {}
     assert index.named("post the pictures to Images, the clip-art site") == {0: 1.0}
     assert index.named("post it to twitter") == {1: 1.0}  # a proper name, written in lower case, still names it
+
+
+@pytest.mark.parametrize(
+    "title, called",
+    [
+        ("Google Calendar MCP", "Google Calendar"),
+        ("Slack MCP Server", "Slack"),
+        ("Todoist MCP Server Ext", "Todoist"),
+        ("MCP DevTools", "MCP DevTools"),  # nothing before "MCP": the title is its name
+        ("Playwright", "Playwright"),
+    ],
+)
+def test_a_server_is_called_by_its_title_without_mcp(title, called):
+    assert service_name(title) == called

@@ -3,6 +3,16 @@
 import re
 
 
+_SERVER_SUFFIX = re.compile(r"^(.*?\w)\s+MCP\b.*$", re.I)
+
+
+def service_name(title: str) -> str:
+    """What a request calls an MCP server: its title without "MCP" and what follows ("Google Calendar MCP Server"
+    -> "Google Calendar"): "read my Google Calendar" names the server as "post it to Twitter" names the API."""
+    cut = _SERVER_SUFFIX.match(title.strip())
+    return cut.group(1) if cut else title
+
+
 def name_forms(name: str) -> list[tuple[str, float]]:
     """Ways a requirement may name an item, with how sure the match is: the full name (without a trailing 'API'),
     and for a name of several words the name without its last word."""

@@ -18,7 +18,7 @@ from tender.catalog.servers import routes_of
 
 from .evidence import Evidence
 from .lexical import query_terms
-from .names import NameIndex, common_words
+from .names import NameIndex, common_words, service_name
 from .policy import Eligibility
 from .reader import Reader
 from .scorer import Scorer
@@ -97,7 +97,8 @@ class Ranker:
         self.has_history = bool(len(mashups.ids))
         self._uses = catalog.usage_counts()
         apis = catalog.apis()
-        self._named = NameIndex([(a.id, a.name) for a in apis], common_words([a.description for a in apis]))
+        called = [(a.id, service_name(a.title) if a.kind == "server" else a.name) for a in apis]
+        self._named = NameIndex(called, common_words([a.description for a in apis]))
         self._lock = threading.Lock()
 
     def prepare(self, requirement: str, texts: list[str]) -> None:
@@ -157,18 +158,22 @@ class Ranker:
             for rank, item in enumerate(ranking, start=1):
                 if wanted(item) and item in row:
                     fused[item] += 1 / (RRF_K + rank)
-        for item in self._named.named(requirement):
-            if wanted(item) and item in row:
-                fused[item] += 1.0  # an item the requirement names is always a candidate
         if folding:  # a server whose tools are found is read as well as they are
             for item in [i for i in fused if i in self._server_of]:
                 server = self._server_of[item]
                 if wanted(server) and server in row:
                     fused[server] = max(fused.get(server, 0.0), fused[item])
+        # An item the requirement names is always a candidate, beside the search's: ten servers of one named service
+        # ("Google Calendar MCP", ...) must not crowd out what the search found for the function.
+        naming = self._naming(function, requirement)
+        named = [a for a in naming if wanted(a) and a in row]
         pool = sorted(fused, key=lambda a: (-fused[a], a))[:depth_read]
+        pool += [a for a in named if a not in set(pool)][:depth_read]
         if among is not None:
             inside = [a for a in among if a in row and wanted(a)]
-            pool = sorted(inside, key=lambda a: (-fused.get(a, 0.0), -float(dense[row[a]]), a))[:depth_read]
+            first = set(named)
+            pool = sorted(inside, key=lambda a: (a not in first, -fused.get(a, 0.0), -float(dense[row[a]]), a))
+            pool = pool[:depth_read]
         bm25 = {int(h.id): h.score for h in lexical}
         missing = [a for a in pool if a not in bm25]
         if missing:  # BM25 of candidates beyond the lexical ranking's depth
@@ -201,7 +206,7 @@ class Ranker:
                 history_requirement=round(history_requirement.get(item, 0.0), 6),
                 uses=self._uses.get(item, 0),
                 catalogue_history=self.has_history,
-                named=self._named.mentions(item, requirement),
+                named=naming.get(item, 0.0),
                 deprecated=item in self._deprecated,
                 uninstallable=item in self._uninstallable,
                 high=self._high,
@@ -215,6 +220,15 @@ class Ranker:
         if folding:
             found = self._folded(found)
         return Shortlist(function=function, candidates=tuple(found[:depth]))
+
+    def _naming(self, function: str, requirement: str) -> dict[int, float]:
+        """The items the requirement names that are named for this function: those its own words name as well
+        ("create tasks in Todoist": not Google Calendar, named for another need), else all of them ("post it
+        there" in "share my runs on Twitter, post it there"). Never one only the function's words name: a need
+        "search courses" does not name a tool called "search" that the request never mentions."""
+        in_requirement = self._named.named(requirement)
+        own = {item: m for item, m in self._named.named(function).items() if item in in_requirement}
+        return own or in_requirement
 
     def _folded(self, found: list[Candidate]) -> list[Candidate]:
         """Each tool's candidacy as its server's, where that is the better of the two (the server bid with the
