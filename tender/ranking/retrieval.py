@@ -97,7 +97,9 @@ class Ranker:
         self.has_history = bool(len(mashups.ids))
         self._uses = catalog.usage_counts()
         apis = catalog.apis()
-        called = [(a.id, service_name(a.title) if a.kind == "server" else a.name) for a in apis]
+        called = [
+            (a.id, service_name(str(a.details.get("title") or a.name)) if a.kind == "server" else a.name) for a in apis
+        ]
         self._named = NameIndex(called, common_words([a.description for a in apis]))
         self._lock = threading.Lock()
 
