@@ -13,6 +13,7 @@ import pytest
 
 from tender.catalog import harvest as harvesting
 from tender.catalog.harvest import PLACEHOLDER, Facts, Target, apply_harvest, harvest, read_harvest, targets
+from tender.answers.install import verification
 from tender.catalog.install import package
 from tender.catalog.servers import Server, items_of, routes_of
 
@@ -33,6 +34,9 @@ def fake_npx(tmp_path, monkeypatch):
 import json, os, sys
 with open({str(calls)!r}, "a") as out:
     out.write(json.dumps({{"args": sys.argv[1:], "env": dict(os.environ), "cwd": os.getcwd()}}) + "\\n")
+if "no-bin" in " ".join(sys.argv):  # a package with no program: what npx says of a library
+    print("npm error could not determine executable to run", file=sys.stderr)
+    sys.exit(1)
 if "needs-key" in " ".join(sys.argv) and not os.environ.get("SHOP_API_KEY"):
     print("Error: SHOP_API_KEY is required but not set", file=sys.stderr)
     sys.exit(1)
@@ -114,6 +118,18 @@ def test_a_package_of_another_project_is_never_run_and_its_route_dropped(fake_np
     assert fake_npx() == []
     [server] = apply_harvest(items, [record])
     assert routes_of(server.details) == [] and "another project" in server.details["install_refused"][-1]
+
+
+def test_a_package_with_no_program_to_run_loses_its_route_and_the_plan_says_it_did_not_start(fake_npx, tmp_path):
+    out = tmp_path / "harvest.jsonl"
+    items = items_of(shop("no-bin", "2.0.0"))
+    harvest(targets(items), out, timeout=60, jobs=1)
+    [record] = read_harvest(out)
+    assert not record.started and record.nothing_to_run
+    [server] = apply_harvest(items, [record])
+    assert routes_of(server.details) == []  # no install line that cannot start
+    assert "holds no program to run" in server.details["install_refused"][-1]
+    assert verification(server) == f"did not start when tried on {record.date}"
 
 
 def test_a_server_that_never_answers_costs_its_timeout(tmp_path, monkeypatch):

@@ -41,9 +41,18 @@ def verification(api: Api) -> str:
     harvest = api.details.get("harvest")
     if isinstance(harvest, dict) and harvest.get("started"):
         return f"started on {harvest.get('date', '?')} with {harvest.get('tools', 0)} tools"
-    if api.details.get("tools_from"):
-        return f"{api.details.get('tools_count', 0)} tools as {api.details['tools_from']}"
-    return "not verified: its tools are not known"
+    listed = (
+        f"{api.details.get('tools_count', 0)} tools as {api.details['tools_from']}"
+        if api.details.get("tools_from")
+        else ""
+    )
+    if isinstance(harvest, dict):  # tried, and it did not start: say so, and what it asked for
+        asked = harvest.get("asked_for") or []
+        tried = f"did not start when tried on {harvest.get('date', '?')}" + (
+            f" (it asked for {', '.join(asked)})" if asked else ""
+        )
+        return f"{listed}; {tried}" if listed else tried
+    return listed or "not verified: its tools are not known"
 
 
 def _header_value(header: Variable) -> str:

@@ -79,6 +79,15 @@ class Harvested(BaseModel):
         False, description="The package of that name belongs to another project than the server's repository."
     )
 
+    @property
+    def nothing_to_run(self) -> bool:
+        """The route ran a package that holds no program to run (npm: "could not determine executable to run"): it
+        cannot start the server whatever is configured, unlike one that stopped for a missing variable."""
+        return not self.started and NOTHING_TO_RUN in self.error
+
+
+NOTHING_TO_RUN = "could not determine executable to run"
+
 
 @dataclass(frozen=True)
 class Target:
@@ -368,6 +377,9 @@ def apply_harvest(apis: list[Api], records: list[Harvested]) -> list[Api]:
         details = {**api.details, "harvest": seen, "installs": _verified_routes(api, record)}
         if record.not_its_package:
             details["install_refused"] = [*api.details.get("install_refused", []), record.error[:300]][:10]
+        elif record.nothing_to_run:
+            said = f"{record.route}: its package holds no program to run (tried on {record.date})"
+            details["install_refused"] = [*api.details.get("install_refused", []), said][:10]
         listed = bool(api.details.get("tools_count"))
         gains = record.started and record.tools and not listed
         if gains:
@@ -395,7 +407,7 @@ def _verified_routes(api: Api, record: Harvested) -> list[dict]:
         for r in routes
         if isinstance(r, PackageInstall) and (r.registry, r.identifier) == (record.registry, record.identifier)
     ]
-    if record.not_its_package:
+    if record.not_its_package or record.nothing_to_run:
         routes = [r for r in routes if r not in same]
     elif record.started and record.version:
         if same:
