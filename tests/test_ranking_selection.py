@@ -42,6 +42,15 @@ def test_a_deprecated_item_is_kept_where_nothing_active_comes_near():
     assert choice.items == [1]
 
 
+def test_a_server_the_user_can_install_beats_one_they_cannot_that_scores_a_little_higher():
+    # the Google Calendar server with no install line (0.76) against one with an npx line (0.63)
+    options = [Option(1, "calendar", 0.76), Option(2, "calendar", 0.63)]
+    choice = choose(options, ["calendar"], cost=0.2, uninstallable=lambda item: item == 1)
+    assert choice.items[0] == 2  # first, and the need's award; the other may follow as its alternative
+    far = [Option(1, "calendar", 0.9), Option(2, "calendar", 0.4)]  # nothing installable comes near: it is kept
+    assert choose(far, ["calendar"], cost=0.2, uninstallable=lambda item: item == 1).items[0] == 1
+
+
 def test_a_second_tool_of_the_same_server_for_the_same_function_pays_for_redundancy():
     options = [Option(1, "read", 0.9), Option(2, "read", 0.7), Option(3, "read", 0.7)]
     server = {1: "fs", 2: "fs", 3: "git"}.__getitem__
