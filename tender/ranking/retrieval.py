@@ -170,7 +170,8 @@ class Ranker:
         naming = self._naming(function, requirement)
         named = [a for a in naming if wanted(a) and a in row]
         pool = sorted(fused, key=lambda a: (-fused[a], a))[:depth_read]
-        pool += [a for a in named if a not in set(pool)][:depth_read]
+        searched = set(pool)
+        pool += [a for a in named if a not in searched][:depth_read]
         if among is not None:
             inside = [a for a in among if a in row and wanted(a)]
             first = set(named)
