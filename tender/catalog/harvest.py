@@ -62,6 +62,9 @@ class HarvestedTool(BaseModel):
     inputs: list[str] = Field(default_factory=list)
 
 
+NOTHING_TO_RUN = "could not determine executable to run"
+
+
 class Harvested(BaseModel):
     """One server's harvest: started or not, with its tools, or why not."""
 
@@ -85,8 +88,15 @@ class Harvested(BaseModel):
         cannot start the server whatever is configured, unlike one that stopped for a missing variable."""
         return not self.started and NOTHING_TO_RUN in self.error
 
-
-NOTHING_TO_RUN = "could not determine executable to run"
+    @property
+    def refusal(self) -> str:
+        """Why the route this harvest ran is no install route ("" where it is one): a package of another project, or
+        one with no program to run."""
+        if self.not_its_package:
+            return self.error[:300] or f"{self.identifier} belongs to another project"
+        if self.nothing_to_run:
+            return f"{self.route}: its package holds no program to run (tried on {self.date})"
+        return ""
 
 
 @dataclass(frozen=True)
@@ -375,11 +385,8 @@ def apply_harvest(apis: list[Api], records: list[Harvested]) -> list[Api]:
         if record.error:
             seen["error"] = record.error[:300]
         details = {**api.details, "harvest": seen, "installs": _verified_routes(api, record)}
-        if record.not_its_package:
-            details["install_refused"] = [*api.details.get("install_refused", []), record.error[:300]][:10]
-        elif record.nothing_to_run:
-            said = f"{record.route}: its package holds no program to run (tried on {record.date})"
-            details["install_refused"] = [*api.details.get("install_refused", []), said][:10]
+        if record.refusal:
+            details["install_refused"] = [*api.details.get("install_refused", []), record.refusal][:10]
         listed = bool(api.details.get("tools_count"))
         gains = record.started and record.tools and not listed
         if gains:
@@ -407,7 +414,7 @@ def _verified_routes(api: Api, record: Harvested) -> list[dict]:
         for r in routes
         if isinstance(r, PackageInstall) and (r.registry, r.identifier) == (record.registry, record.identifier)
     ]
-    if record.not_its_package or record.nothing_to_run:
+    if record.refusal:
         routes = [r for r in routes if r not in same]
     elif record.started and record.version:
         if same:
