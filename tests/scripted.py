@@ -9,13 +9,18 @@ the bid model never changes what these tests see, and every task asked is record
 Bids are scripted by API name: a contractor proposes each of its APIs that has a score, at that score, and
 refuses when none has. Any task type can be given a canned answer (an output, or a function of the task);
 the rest (decomposition, category mapping, selection) go to the embedded reasoner. `keep_everything()` is a
-ranking model whose selection keeps every bid (an item costs next to nothing), for tests of mechanics."""
+ranking model whose selection keeps every bid (an item costs next to nothing), for tests of mechanics.
 
+`ScriptedModel` stands for the local language model (agents/local_model.TextModel) where the reader or the LLM
+backend's local endpoint is tested without one."""
+
+import time
 from collections.abc import Callable
 
 from pydantic import BaseModel
 
 from tender.agents.context import RunContext
+from tender.agents.local_model import Generation
 from tender.agents.reasoners.base import Reasoner
 from tender.agents.reasoners.embedded import EmbeddedReasoner
 from tender.agents.tasks import BidDecision, BidDraft, BidTask, Task
@@ -70,3 +75,21 @@ def keep_everything():
     from tender.ranking.scorer import Objective, Scorer
 
     return Scorer.load().model_copy(update={"objective": Objective(cost=0.0001, redundancy=0.0)})
+
+
+class ScriptedModel:
+    """Answers every prompt with the text it was given, as a model would: "deadline" where the deadline it is handed
+    has passed, or the ending `stopped` says. Its prompt is 1,000 tokens, 40 of them not read by the call before
+    (what llama.cpp would still have to read). Records what it was asked."""
+
+    name = "Scripted-1B"
+
+    def __init__(self, text: str, stopped: str | None = None):
+        self.text, self.stopped = text, stopped
+        self.asked: list[tuple[list[dict], dict, int, float | None]] = []
+
+    def generate(self, messages, schema, max_tokens, deadline):
+        self.asked.append((messages, schema, max_tokens, deadline))
+        if self.stopped == "deadline" or (deadline is not None and time.monotonic() >= deadline):
+            return Generation(self.text[:10], 40, 3, "deadline", 0.0, prompt_total=1000)
+        return Generation(self.text, 40, len(self.text.split()), self.stopped or "done", 0.0, prompt_total=1000)

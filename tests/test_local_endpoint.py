@@ -6,12 +6,12 @@ import json
 import pytest
 
 from tender.agents.context import RunContext
-from tender.agents.local_model import Generation
 from tender.agents.reasoners.factory import LLMNotConfigured, LLMSettings, build_llm_reasoner
 from tender.agents.reasoners.local_endpoint import schema_of
 from tender.agents.reasoners.prompts import answer_schema
 from tender.agents.tasks import DecomposeTask, Decomposition
 from tests.llm_fake_server import ScriptedFallback
+from tests.scripted import ScriptedModel
 
 DECOMPOSITION = {
     "functions": [
@@ -19,21 +19,6 @@ DECOMPOSITION = {
         {"id": "f2", "name": "news", "description": "news about the stocks", "depends_on": []},
     ]
 }
-
-
-class ScriptedModel:
-    """Answers every prompt with one text; records what it was asked. Its prompt is 1,000 tokens, 900 of them read
-    by the call before (what llama.cpp would not read again)."""
-
-    name = "Scripted-1B"
-
-    def __init__(self, text: str, stopped: str = "done"):
-        self.text, self.stopped = text, stopped
-        self.asked: list[tuple[list[dict], dict, int, float | None]] = []
-
-    def generate(self, messages, schema, max_tokens, deadline):
-        self.asked.append((messages, schema, max_tokens, deadline))
-        return Generation(self.text, 100, 25, self.stopped, 0.0, prompt_total=1000)
 
 
 def local_reasoner(model, **options):
@@ -57,8 +42,10 @@ def test_a_step_is_answered_by_the_local_model_held_to_the_step_s_schema():
 
 def test_the_tokens_counted_are_the_whole_prompt_as_a_server_bills_it():
     context = RunContext()
-    local_reasoner(ScriptedModel(json.dumps(DECOMPOSITION))).run(DecomposeTask(requirement="stock news"), context)
-    assert context.cost.tokens.input == 1000 and context.cost.tokens.output == 25
+    answer = json.dumps(DECOMPOSITION)
+    local_reasoner(ScriptedModel(answer)).run(DecomposeTask(requirement="stock news"), context)
+    # the model's whole prompt (1,000 tokens), not the 40 it had not read before
+    assert context.cost.tokens.input == 1000 and context.cost.tokens.output == len(answer.split())
 
 
 def test_a_reply_past_the_call_s_timeout_falls_back_to_the_rules_with_a_note():

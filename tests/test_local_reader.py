@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from tender.agents.context import RunContext
-from tender.agents.local_model import Generation
 from tender.agents.reasoners.embedded import EmbeddedReasoner
 from tender.agents.reasoners.factory import build_reasoners
 from tender.agents.reasoners.local import (
@@ -30,27 +29,11 @@ from tender.answers.render import plan_text
 from tender.catalog import Catalog
 from tender.catalog.build import build_from_sources
 from tender.catalog.sources.base import Loaded, SourceInfo
+from tests.scripted import ScriptedModel
 from tests.test_assistant_forms import ITEMS
 
 MIXED = "let Claude read my Google Calendar. Our club site needs weather forecasts"
 READING = {"needs": ["read Google Calendar events", "weather forecasts for a city"], "context": ["our club site"]}
-
-
-class Scripted:
-    """Answers every prompt with the text it was given, as a model would: "deadline" where the deadline it is handed
-    has passed, "length" where the text is longer than max_tokens words. Records what it was asked."""
-
-    name = "Scripted-1B"
-
-    def __init__(self, text: str):
-        self.text = text
-        self.asked: list[tuple[list[dict], dict, int, float | None]] = []
-
-    def generate(self, messages, schema, max_tokens, deadline):
-        self.asked.append((messages, schema, max_tokens, deadline))
-        if deadline is not None and time.monotonic() >= deadline:
-            return Generation(self.text[:10], 40, 3, "deadline", 0.0)
-        return Generation(self.text, 40, len(self.text.split()), "done", 0.0)
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +51,7 @@ def tender_reading_with(catalog, model, deadline_s: float | None = None) -> Tend
 
 
 def test_the_model_s_needs_are_the_plan_s_steps_each_in_the_form_its_words_say(catalog):
-    model = Scripted(json.dumps(READING))
+    model = ScriptedModel(json.dumps(READING))
     plan = tender_reading_with(catalog, model).recommend(Request.create(MIXED)).plan
     assert [s.function for s in plan.steps] == ["read Google Calendar events", "weather forecasts for a city"]
     assert [s.form for s in plan.steps] == ["mcp_server", "web_api"]  # "Claude" in the first sentence, "site" next
@@ -82,7 +65,7 @@ def test_the_model_s_needs_are_the_plan_s_steps_each_in_the_form_its_words_say(c
 
 
 def test_the_model_is_asked_for_the_request_after_the_shared_instructions_and_examples(catalog):
-    model = Scripted(json.dumps(READING))
+    model = ScriptedModel(json.dumps(READING))
     tender_reading_with(catalog, model).recommend(Request.create(MIXED))
     messages, schema, _, deadline = model.asked[0]
     assert messages[: len(shared_messages())] == shared_messages()
@@ -91,7 +74,7 @@ def test_the_model_is_asked_for_the_request_after_the_shared_instructions_and_ex
 
 
 def test_past_its_deadline_the_rules_read_the_request_and_the_plan_says_why(catalog):
-    model = Scripted(json.dumps(READING))
+    model = ScriptedModel(json.dumps(READING))
     plan = tender_reading_with(catalog, model, deadline_s=0.0).recommend(Request.create(MIXED)).plan
     rules = EmbeddedReasoner().run(DecomposeTask(requirement=MIXED), RunContext())
     assert [s.function for s in plan.steps] == [f.description for f in rules.functions]
@@ -100,7 +83,7 @@ def test_past_its_deadline_the_rules_read_the_request_and_the_plan_says_why(cata
 
 
 def test_the_request_s_own_deadline_bounds_the_reading():
-    model = Scripted(json.dumps(READING))
+    model = ScriptedModel(json.dumps(READING))
     context = RunContext(deadline=time.monotonic() - 1.0)  # the request's time is spent already
     reading = LocalReader(model, EmbeddedReasoner()).run(DecomposeTask(requirement=MIXED), context)
     assert model.asked[0][3] == context.deadline
@@ -118,13 +101,13 @@ def test_the_request_s_own_deadline_bounds_the_reading():
     ],
 )
 def test_an_answer_that_cannot_be_used_falls_back_to_the_rules_with_a_note(catalog, answer, said):
-    plan = tender_reading_with(catalog, Scripted(answer)).recommend(Request.create(MIXED)).plan
+    plan = tender_reading_with(catalog, ScriptedModel(answer)).recommend(Request.create(MIXED)).plan
     assert plan.read_by == "rules" and plan.steps
     assert any(said in n and "Scripted-1B" in n for n in plan.notes), plan.notes
 
 
 def test_the_caller_s_needs_are_not_read_again_and_its_kind_wins(catalog):
-    model = Scripted(json.dumps(READING))
+    model = ScriptedModel(json.dumps(READING))
     tender = tender_reading_with(catalog, model)
     given = tender.recommend(Request.create(MIXED, needs=["Google Calendar events"])).plan
     assert model.asked == [] and given.read_by == "the caller"
@@ -136,7 +119,7 @@ def test_the_caller_s_needs_are_not_read_again_and_its_kind_wins(catalog):
 
 def test_repeated_needs_are_one_step_and_a_showing_need_depends_on_what_it_shows():
     answer = {"needs": ["show the quakes on a map", "fetch earthquake data", "Fetch earthquake data."]}
-    reading = LocalReader(Scripted(json.dumps(answer)), EmbeddedReasoner()).run(
+    reading = LocalReader(ScriptedModel(json.dumps(answer)), EmbeddedReasoner()).run(
         DecomposeTask(requirement="a site that fetches recent earthquakes and shows them on a map"), RunContext()
     )
     assert [f.description for f in reading.functions] == ["fetch earthquake data", "show the quakes on a map"]
@@ -146,7 +129,7 @@ def test_repeated_needs_are_one_step_and_a_showing_need_depends_on_what_it_shows
 def test_needs_come_back_in_the_order_the_request_says_them():
     answer = {"needs": ["post the summary to Slack", "stock prices", "news about the stocks", "a chart"]}
     requirement = "our dashboard shows stock prices and related news, and Claude posts a summary to Slack"
-    reading = LocalReader(Scripted(json.dumps(answer)), EmbeddedReasoner()).run(
+    reading = LocalReader(ScriptedModel(json.dumps(answer)), EmbeddedReasoner()).run(
         DecomposeTask(requirement=requirement), RunContext()
     )
     assert [f.description for f in reading.functions] == [
@@ -165,7 +148,7 @@ def test_without_a_model_the_plan_says_rules_read_the_request(catalog):
 
 
 def test_the_other_steps_are_the_rules_and_the_reader_is_offline():
-    model = Scripted(json.dumps(READING))
+    model = ScriptedModel(json.dumps(READING))
     manager, contractors = build_reasoners(text_model=model)
     assert isinstance(manager, LocalReader) and isinstance(contractors, EmbeddedReasoner)
     assert manager.name == "offline" and not manager.uses_llm
