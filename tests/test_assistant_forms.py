@@ -153,6 +153,17 @@ def test_in_a_catalogue_of_one_form_the_form_chooses_nothing(catalog_path, embed
             ["read Sentry issues", "appointments API for the app"],
             ["mcp_server", "web_api"],
         ),
+        # what an ability for the assistant acts on ("my site", "a Notion page") is not who will use it
+        (
+            "Claude, read the spec in my Notion workspace; the recipe app it describes needs a recipe search API",
+            ["read a Notion page", "recipe search API for the app"],
+            ["mcp_server", "web_api"],
+        ),
+        (
+            "Have Claude click through my news site before each release — the site itself shows headlines",
+            ["control a browser to click through my site", "headlines for the site"],
+            ["mcp_server", "web_api"],
+        ),
     ],
 )
 def test_forms_are_read_per_need(requirement, needs, forms):

@@ -22,7 +22,7 @@ _ASSISTANT = re.compile(
     r"ai (?:assistant|agent)s?|llm|mcp(?: servers?| tools?)?|which servers?|a server (?:to|i can) install|"
     r"install(?:ed)? (?:a |an |the )?(?:mcp )?server|"
     r"(?:can|could|would|will) you\b|help me\b|let me\b|for me\b|"
-    r"give (?:you|yourself)\b|you (?:can|could|to) |\(assistant\))",
+    r"give (?:you|yourself)\b|you (?:can|could|to) )|\(assistant\)",
     re.I,
 )
 # ... or an app, a site, a bot someone builds (which calls web APIs).
@@ -67,11 +67,19 @@ def read_forms(requirement: str, needs: list[str]) -> FormReading:
     overall_said = next((words for _, _, form, words in found if form == overall), "")
     forms, said = [], []
     for need in needs:
-        where = _locate(requirement, need)
-        if where is not None:
+        where, exact = _locate(requirement, need)
+        if where is not None and exact:
             asked = _with_address(requirement, where, found)
             need = requirement[asked[0] : where[0]] + need
             where = asked
+        elif where is not None:
+            address = _clause_address(found, where)
+            if address is not None and not _SAYS_API.search(need):
+                # The caller's own phrase of a clause said to the assistant: what it names ("click through my
+                # site", "read a Notion page") is what the ability acts on, not who will use it.
+                forms.append("mcp_server")
+                said.append(address[3])
+                continue
         own = cues(need)
         if {form for _, _, form, _ in own} in ({"mcp_server"}, {"web_api"}):  # the need says it itself
             forms.append(own[0][2])
@@ -106,26 +114,40 @@ def _with_address(text: str, where: tuple[int, int], found) -> tuple[int, int]:
     return where
 
 
-def _locate(text: str, need: str) -> tuple[int, int] | None:
-    """Where a need stands in the requirement: its words, blanks aside; else the clause that shares most of its
-    words (a need the caller phrased itself, "read my Sentry issues" for "Claude should go through my Sentry
-    issues"); None when no clause shares a word of it."""
+# A need that says it wants an API ("a recipe search API for the app") asks for a part of an app, whoever is asked.
+_SAYS_API = re.compile(r"\b(?:apis?|endpoints?)\b", re.I)
+
+
+def _clause_address(found, clause: tuple[int, int]):
+    """The assistant cue a clause opens with ("Claude, read ...", "Have Claude drive ..."): the clause's first cue,
+    where it is the assistant's; else None."""
+    start, end = clause
+    inside = [c for c in found if start <= c[0] < end]
+    return inside[0] if inside and inside[0][2] == "mcp_server" else None
+
+
+def _locate(text: str, need: str) -> tuple[tuple[int, int] | None, bool]:
+    """Where a need stands in the requirement, and whether its own words stand there: its words, blanks aside;
+    else the clause that shares most of its words (a need the caller phrased itself, "read my Sentry issues" for
+    "Claude should go through my Sentry issues"); None when no clause shares a word of it."""
     pattern = r"\s+".join(re.escape(word) for word in need.split())
     if not pattern:
-        return None
+        return None, False
     match = re.search(pattern, text, re.I)
     if match:
-        return match.start(), match.end()
+        return (match.start(), match.end()), True
     wanted = _stems(need)
     best, where = 0, None
     for clause in _CLAUSE.finditer(text):
         shared = len(wanted & _stems(clause.group(0)))
         if shared > best:
             best, where = shared, (clause.start(), clause.end())
-    return where
+    return where, False
 
 
-_CLAUSE = re.compile(r"[^.;!?\n]+")
+# Clauses: sentences, and their parts set apart by a dash or by ", and", ", but", ", while" (a request that asks
+# the assistant for one thing and an app for another joins them so).
+_CLAUSE = re.compile(r"(?:[^.;!?\n\u2013\u2014,]|,(?!\s*(?:and|but|while|whereas)\b))+")
 _STOP = frozenset("a an the and or of to in on for with my our your me us it its this that from by as at be".split())
 
 
