@@ -48,6 +48,8 @@ os.execv({sys.executable!r}, [{sys.executable!r}, {str(PAGED)!r}])
     monkeypatch.setenv("MY_SECRET_TOKEN", "hunter2")  # the caller's: a started server never sees it
 
     def facts(route, fetcher):
+        if route.identifier == "unpublished":
+            raise harvesting.NotFound(route.identifier, "404")
         if route.identifier == "someone-elses":
             return Facts(frozenset({"1.0.0"}), "1.0.0", ("https://github.com/another/project",))
         return Facts(frozenset({"2.0.0", "2.1.0"}), "2.1.0", (f"git+{REPOSITORY}.git",))
@@ -130,6 +132,17 @@ def test_a_package_with_no_program_to_run_loses_its_route_and_the_plan_says_it_d
     assert routes_of(server.details) == []  # no install line that cannot start
     assert "holds no program to run" in server.details["install_refused"][-1]
     assert verification(server) == f"did not start when tried on {record.date}"
+
+
+def test_a_package_its_registry_does_not_give_is_never_run_and_the_plan_says_it_was_not_started(fake_npx, tmp_path):
+    out = tmp_path / "harvest.jsonl"
+    items = items_of(shop("unpublished", "1.0.0"))
+    harvest(targets(items), out, timeout=60, jobs=1)
+    [record] = read_harvest(out)
+    assert not record.started and fake_npx() == []
+    [server] = apply_harvest(items, [record])
+    assert routes_of(server.details)  # a registry's silence here is no fact about the package: its route stays
+    assert verification(server) == f"not started here (npm has no package unpublished on {record.date})"
 
 
 def test_a_server_that_never_answers_costs_its_timeout(tmp_path, monkeypatch):

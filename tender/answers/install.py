@@ -46,6 +46,10 @@ def verification(api: Api) -> str:
         if api.details.get("tools_from")
         else ""
     )
+    if isinstance(harvest, dict) and not harvest.get("ran", True):  # never run: its package was not to be had
+        why = str(harvest.get("error") or "its package could not be fetched")
+        tried = f"not started here ({why} on {harvest.get('date', '?')})"
+        return f"{listed}; {tried}" if listed else tried
     if isinstance(harvest, dict):  # tried, and it did not start: say so, and what it asked for
         asked = harvest.get("asked_for") or []
         tried = f"did not start when tried on {harvest.get('date', '?')}" + (

@@ -379,7 +379,8 @@ def apply_harvest(apis: list[Api], records: list[Harvested]) -> list[Api]:
             out.append(api)
             continue
         record = found
-        seen = {"date": record.date, "started": record.started, "tools": len(record.tools)}
+        # "ran": whether anything was run; a package its registry did not give us was never started.
+        seen = {"date": record.date, "started": record.started, "tools": len(record.tools), "ran": bool(record.route)}
         if record.asked_for:
             seen["asked_for"] = record.asked_for
         if record.error:
