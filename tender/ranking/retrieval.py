@@ -81,7 +81,6 @@ class Ranker:
         self._ids = np.array(self._items.ids, dtype=np.int64)
         self._deprecated = {a.id for a in catalog.apis() if a.gone}
         self._uninstallable = {a.id for a in catalog.apis() if a.kind == "server" and not routes_of(a.details)}
-        self.holds_servers = any(a.kind == "server" for a in catalog.apis())
         self.eligibility = Eligibility(catalog.apis(), self._ids)
         self._high = scorer.high_for(catalog.source_kinds())
         # A tool of a server the catalogue lists as an item is a way to that server: its match is the server's.
@@ -216,7 +215,7 @@ class Ranker:
                 high=self._high,
             )
             candidates.append((item, evidence))
-        scores = [round(float(p), 4) for p in self.scorer.probabilities([e for _, e in candidates], self.holds_servers)]
+        scores = [round(float(p), 4) for p in self.scorer.probabilities([e for _, e in candidates])]
         # Ordered by the score as reported, ties by id: the last bits of a similarity differ between exact and
         # approximate search, and must not reorder candidates that score alike.
         ranked = sorted(zip(candidates, scores), key=lambda pair: (-pair[1], pair[0][0]))

@@ -93,10 +93,6 @@ class Scorer(BaseModel):
     bias: float
     # Per regime ("history", "cold"): (slope, intercept) applied to the model's log-odds (Platt scaling).
     calibration: dict[str, tuple[float, float]] = Field(default_factory=dict)
-    # In a catalogue that holds MCP servers: (slope, weight of the need's similarity, intercept) on the calibrated
-    # log-odds, fitted on dev parts of judged suites over such catalogues (training/ranker.py). The model is fitted
-    # on web APIs and MetaTool's tools; among servers and their tools the similarity itself says more than it learnt.
-    servers: tuple[float, float, float] | None = None
     objective: Objective = Field(default_factory=Objective)
     encoder: str = ""
     encoder_weights: str = Field("", description="The fingerprint of the encoder's weights (catalog.encoders).")
@@ -143,8 +139,7 @@ class Scorer(BaseModel):
     def _w(self) -> np.ndarray:
         return np.array(self.weights)
 
-    def logits(self, evidence: list[Evidence], servers: bool = False) -> np.ndarray:
-        """The calibrated log-odds; `servers`: in a catalogue that holds MCP servers (its own recalibration)."""
+    def logits(self, evidence: list[Evidence]) -> np.ndarray:
         if not evidence:
             return np.zeros(0)
         x = np.stack([vector(e) for e in evidence])
@@ -152,22 +147,19 @@ class Scorer(BaseModel):
         for regime, (slope, intercept) in self.calibration.items():
             rows = np.array([(e.catalogue_history == (regime == "history")) for e in evidence])
             z = np.where(rows, slope * z + intercept, z)
-        if servers and self.servers is not None:
-            slope, weight, intercept = self.servers
-            z = slope * z + weight * np.array([e.dense for e in evidence]) + intercept
         return z
 
-    def probabilities(self, evidence: list[Evidence], servers: bool = False) -> np.ndarray:
+    def probabilities(self, evidence: list[Evidence]) -> np.ndarray:
         """Where the catalogue has usage history, two readings: with it, and of the item's description alone (as in
         a catalogue without history). The lack of past use never speaks against an item that says it does the job
         (a new or little-used one, the active substitute of a gone one): it scores the larger. And past use is
         evidence that items went together, not that an item does the job: an item whose description alone would not
         be awarded (below the cost of an item in a catalogue without history) keeps that reading, however often the
         similar past apps used it."""
-        with_history = _sigmoid(self.logits(evidence, servers))
+        with_history = _sigmoid(self.logits(evidence))
         if not any(e.catalogue_history for e in evidence):
             return with_history
-        alone = _sigmoid(self.logits([_description_only(e) for e in evidence], servers))
+        alone = _sigmoid(self.logits([_description_only(e) for e in evidence]))
         serves = alone >= self.objective.cost_for(False)
         return (
             np.maximum(with_history, alone)
