@@ -49,7 +49,28 @@ def assemble(
     else:
         llm = llm or llm_settings(settings)
         built = build_reasoners(manager, contractors, llm, text_model, endpoint_model_for(settings, llm.base_url))
-    return Tender(catalog, manager=built[0], contractors=built[1], scorer=scorer, reader=reader)
+    judge = judge_for(settings, catalog)
+    return Tender(catalog, manager=built[0], contractors=built[1], scorer=scorer, reader=reader, judge=judge)
+
+
+def judge_for(settings: Settings, catalog: Catalog):
+    """The matcher that judges each award (ranking/judge.py), one per process; None where TENDER_JUDGE=off, where
+    the catalogue is read with the test embedder (no model), or where ONNX Runtime is not installed."""
+    from tender.catalog.embeddings import HashingEmbedder
+    from tender.catalog.onnx_embedder import onnx_available
+
+    if not settings.judge or isinstance(catalog.embedder, HashingEmbedder) or not onnx_available():
+        return None
+    return _judge(settings.cache_dir)
+
+
+@functools.cache
+def _judge(cache_dir: Path):
+    from tender.catalog import get_embedder
+    from tender.catalog.encoders import MATCHER_NAME
+    from tender.ranking.judge import Judge
+
+    return Judge(get_embedder(MATCHER_NAME, threads=1, cache_dir=cache_dir))
 
 
 def one_thread_each() -> None:

@@ -48,6 +48,8 @@ class Settings:
     embedding_dimensions: int | None = None  # TENDER_EMBEDDING_DIMENSIONS: Matryoshka truncation of a folder model
     # TENDER_READER_MODEL: a strong encoder that reads each shortlist (ranking/reader.py)
     reader_model: str | None = None
+    # TENDER_JUDGE=off: award what the ranking scores, without the matcher's judgement of each award (ranking/judge.py)
+    judge: bool = True
     # TENDER_REQUEST_MODEL: the language model that reads a request into needs (agents/reasoners/local.py): a pulled
     # model's name, a .gguf file, or "rules" (none, as when unset)
     request_model: str | None = None
@@ -192,6 +194,7 @@ class Environment(BaseSettings):
     embedding_runtime: str = Field("auto", validation_alias=_variable("TENDER_EMBEDDING_RUNTIME"))
     embedding_dimensions: int | None = Field(None, validation_alias=_variable("TENDER_EMBEDDING_DIMENSIONS"))
     reader_model: str | None = Field(None, validation_alias=_variable("TENDER_READER_MODEL"))
+    judge: bool = Field(True, validation_alias=_variable("TENDER_JUDGE"))
     request_model: str | None = Field(None, validation_alias=_variable("TENDER_REQUEST_MODEL"))
     ranking_model: Path | None = Field(None, validation_alias=_variable("TENDER_RANKING_MODEL"))
     llm_base_url: str | None = Field(None, validation_alias=_variable("TENDER_LLM_BASE_URL", "OPENAI_BASE_URL"))

@@ -28,6 +28,9 @@ from .routing import Router
 from .tasks import CategoryCandidate, CoUsageEdge, DecomposeTask, FunctionSpec, MapCategoriesTask, SelectTask
 from .text import short_name
 
+# Selections a judge may send back (ranking/judge.py): each refusal takes the award's bid away, and a need whose
+# bids it refuses this often is left unserved rather than handed its next-best near miss.
+JUDGED_ROUNDS = 3
 CATEGORY_EVIDENCE = 10  # a function's categories are read off its best this-many candidates
 
 
@@ -306,7 +309,43 @@ class Manager:
 
     # -- step 4 -----------------------------------------------------------------------------------
     def select(self, negotiation: Negotiation, functions: list[FunctionSpec], proposals: list[Propose]):
-        """The reasoner's selection (a Selection: the items, and for each the function it is awarded)."""
+        """The reasoner's selection (a Selection: the items, and for each the function it is awarded), each award
+        put to the judge (ranking/judge.py) where there is one: an item it finds does not serve the need it would
+        be awarded for loses that bid, and the reasoner selects again from the rest, at most JUDGED_ROUNDS times.
+        An item the need's own words name is never put to it: the caller asked for it."""
+        selection = self._select(negotiation, functions, proposals)
+        for _ in range(JUDGED_ROUNDS):
+            refused = self._refused(negotiation, functions, proposals, selection)
+            if not refused:
+                break
+            proposals = [p for p in proposals if (p.api_id, p.function_id) not in refused]
+            selection = self._select(negotiation, functions, proposals)
+        return selection
+
+    def _refused(
+        self, negotiation: Negotiation, functions: list[FunctionSpec], proposals: list[Propose], selection
+    ) -> set[tuple[int, str | None]]:
+        """The (item, function) awards the judge refuses, each noted in the plan."""
+        if self.ranker.judge is None:
+            return set()
+        needs = {f.id: f.description for f in functions}
+        refused = set()
+        for item in selection.api_ids:
+            bids = sorted((p for p in proposals if p.api_id == item), key=lambda p: -p.score)
+            function = selection.awards.get(item) or (bids[0].function_id if bids else None)
+            bid = next((p for p in bids if p.function_id == function), None)
+            if bid is None or bid.evidence is None or bid.evidence.named > 0 or function not in needs:
+                continue
+            similarity = self.ranker.judged(needs[function], item)
+            if similarity is not None and similarity < self.ranker.judge.floor:
+                refused.add((item, function))
+                negotiation.context.note(
+                    f"{bid.api_name} was not awarded for '{needs[function]}': {self.ranker.judge.name} judged it "
+                    f"not to serve the need (similarity {similarity:.2f}, below {self.ranker.judge.floor:.2f})."
+                )
+        return refused
+
+    def _select(self, negotiation: Negotiation, functions: list[FunctionSpec], proposals: list[Propose]):
         ids = list(dict.fromkeys(p.api_id for p in proposals))
         edges = [
             CoUsageEdge(a=a, b=b, weight=round(w, 4))

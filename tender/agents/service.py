@@ -4,6 +4,7 @@ import threading
 
 from tender.catalog import ApiNotFound, Catalog
 from tender.ranking.evidence import level
+from tender.ranking.judge import Judge
 from tender.ranking.policy import FORM_WORDS, OTHER_FORM
 from tender.ranking.reader import Reader
 from tender.ranking.retrieval import Ranker
@@ -34,13 +35,14 @@ class Tender:
         contractors: Reasoner | None = None,
         scorer: Scorer | None = None,
         reader: Reader | None = None,
+        judge: Judge | None = None,
     ):
         if catalog.embedder is None:
             raise ValueError("Tender needs a catalogue opened with an embedder")
         self.catalog = catalog
         self.encoder = QueryEncoder.wrap(catalog.embedder)
         scorer = scorer or scorer_for(None, catalog, reader)
-        self.ranker = Ranker(catalog, self.encoder, scorer, reader)
+        self.ranker = Ranker(catalog, self.encoder, scorer, reader, judge)
         if manager is None or contractors is None:
             from .reasoners.embedded import EmbeddedReasoner
 
@@ -60,8 +62,10 @@ class Tender:
             return self._pools[organisation], self._routers[organisation]
 
     def warm_up(self) -> None:
-        """Load the embedding model and the routers, so that the first request is not the slow one."""
+        """Load the embedding model, the judge's and the routers, so that the first request is not the slow one."""
         self.encoder.one("warm up")
+        if self.ranker.judge is not None:
+            self.ranker.judge.similarities("warm up", [])
         for organisation in ("api", "category", "provider"):
             self._directory(organisation)
 

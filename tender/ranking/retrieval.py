@@ -14,9 +14,11 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from tender.catalog import Catalog
+from tender.catalog.build import MAX_EMBEDDED_CHARS
 from tender.catalog.servers import routes_of
 
 from .evidence import Evidence
+from .judge import Judge
 from .lexical import query_terms
 from .names import NameIndex, common_words, service_name
 from .policy import Eligibility
@@ -70,11 +72,19 @@ class Read(NamedTuple):
 class Ranker:
     """Scores a catalogue's items for a function. Safe to share between threads."""
 
-    def __init__(self, catalog: Catalog, encoder: QueryEncoder, scorer: Scorer, reader: Reader | None = None):
+    def __init__(
+        self,
+        catalog: Catalog,
+        encoder: QueryEncoder,
+        scorer: Scorer,
+        reader: Reader | None = None,
+        judge: Judge | None = None,
+    ):
         self.catalog = catalog
         self.encoder = encoder
         self.scorer = scorer
         self.reader = reader  # a strong encoder that reads the shortlist (reader.py); the scorer is fitted on it
+        self.judge = judge  # the matcher's judgement of what a plan would award (judge.py)
         self._items = catalog.vectors("api")
         self._names = catalog.vectors("name")
         self._dense, self._name_dense = catalog.dense_search("api"), catalog.dense_search("name")
@@ -223,6 +233,14 @@ class Ranker:
         if folding:
             found = self._folded(found)
         return Shortlist(function=function, candidates=tuple(found[:depth]))
+
+    def judged(self, need: str, item: int) -> float | None:
+        """The judge's similarity of the need and the item's own text (a server's: its title, description and
+        tools' names; not one tool's, which let near misses through: "get_zpa_enrollment_certificate" of Zscaler
+        for booking a dentist on Zocdoc); None where there is no judge."""
+        if self.judge is None:
+            return None
+        return self.judge.similarities(need, [(item, self.catalog.get_api(item).text()[:MAX_EMBEDDED_CHARS])])[0]
 
     def _naming(self, function: str, requirement: str) -> dict[int, float]:
         """The items the requirement names that are named for this function: those its own words name as well

@@ -1,0 +1,42 @@
+"""Whether an awarded item serves its need: the matcher's judgement, read where a plan is about to award.
+
+The ranking score rests on a general-purpose encoder and on features fitted on web APIs and MetaTool's tools; near
+misses score like right answers ("live theme park ride wait times": the National Park Service's API, 0.46). The
+matcher (tender-matcher: all-MiniLM-L6-v2 with a delta trained for this judgement on seven kinds of tool data, with
+mined near misses as negatives; docs/matcher.md) tells them apart better: over the awards of the judged suites' dev
+parts, its similarity of the need and the item below FLOOR marked 18 of the assistant suite's 31 wrong awards and
+1 of its 80 right ones, on today's suite 5 of 30 and 1 of 60 (docs/tuning.md). It never saw these suites, nor the
+MCP suite, where it marked 23 of 169 and 11 of 413.
+
+A judge reads only what a plan would award (a few items a request), each item's text once a process."""
+
+import threading
+
+import numpy as np
+
+FLOOR = 0.35  # chosen on the assistant and today's suites' dev parts (docs/tuning.md)
+
+
+class Judge:
+    """The matcher's similarity of a need and an item's text (the text the catalogue embeds). Thread-safe."""
+
+    def __init__(self, embedder, floor: float = FLOOR):
+        self.embedder = embedder
+        self.floor = floor
+        self._items: dict[int, np.ndarray] = {}  # an item's text does not change while a catalogue is open
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return str(getattr(self.embedder, "model_name", "the matcher"))
+
+    def similarities(self, need: str, items: list[tuple[int, str]]) -> list[float]:
+        """The need's similarity to each (id, text), in order."""
+        with self._lock:
+            missing = list({i: t for i, t in items if i not in self._items}.items())
+        if missing:
+            vectors = self.embedder.embed([t for _, t in missing], role="document")
+            with self._lock:
+                self._items.update({i: np.asarray(v, dtype=np.float32) for (i, _), v in zip(missing, vectors)})
+        need_vector = self.embedder.embed([need], role="query")[0]  # loads the model on first use
+        return [float(need_vector @ self._items[i]) for i, _ in items]
