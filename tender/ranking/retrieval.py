@@ -18,6 +18,7 @@ from tender.catalog.build import MAX_EMBEDDED_CHARS
 from tender.catalog.servers import routes_of
 
 from .evidence import Evidence
+from .judge import KINDS as JUDGED_KINDS
 from .judge import Judge
 from .lexical import query_terms
 from .names import NameIndex, common_words, service_name
@@ -237,8 +238,8 @@ class Ranker:
     def judged(self, need: str, item: int) -> float | None:
         """The judge's similarity of the need and the item's own text (a server's: its title, description and
         tools' names; not one tool's, which let near misses through: "get_zpa_enrollment_certificate" of Zscaler
-        for booking a dentist on Zocdoc); None where there is no judge."""
-        if self.judge is None:
+        for booking a dentist on Zocdoc); None where there is no judge or it does not judge items of this kind."""
+        if self.judge is None or self.catalog.get_api(item).kind not in JUDGED_KINDS:
             return None
         return self.judge.similarities(need, [(item, self.catalog.get_api(item).text()[:MAX_EMBEDDED_CHARS])])[0]
 
