@@ -312,7 +312,9 @@ class Manager:
         """The reasoner's selection (a Selection: the items, and for each the function it is awarded), each award
         put to the judge (ranking/judge.py) where there is one: an item it finds does not serve the need it would
         be awarded for loses that bid, and the reasoner selects again from the rest, at most JUDGED_ROUNDS times.
-        An item the need's own words name is never put to it: the caller asked for it."""
+        Never put to it: an item the need's own words name (the caller asked for it), an award the ranking calls
+        likely (its words are calibrated; the judge is for the doubtful ones), and an award in a catalogue with
+        usage history (past apps' use of an item together with others is evidence the judge cannot see)."""
         selection = self._select(negotiation, functions, proposals)
         for _ in range(JUDGED_ROUNDS):
             refused = self._refused(negotiation, functions, proposals, selection)
@@ -326,7 +328,7 @@ class Manager:
         self, negotiation: Negotiation, functions: list[FunctionSpec], proposals: list[Propose], selection
     ) -> set[tuple[int, str | None]]:
         """The (item, function) awards the judge refuses, each noted in the plan."""
-        if self.ranker.judge is None:
+        if self.ranker.judge is None or self.ranker.has_history:
             return set()
         needs = {f.id: f.description for f in functions}
         refused = set()
@@ -334,7 +336,9 @@ class Manager:
             bids = sorted((p for p in proposals if p.api_id == item), key=lambda p: -p.score)
             function = selection.awards.get(item) or (bids[0].function_id if bids else None)
             bid = next((p for p in bids if p.function_id == function), None)
-            if bid is None or bid.evidence is None or bid.evidence.named > 0 or function not in needs:
+            if bid is None or bid.evidence is None or function not in needs:
+                continue
+            if bid.evidence.named > 0 or bid.score >= bid.evidence.high:
                 continue
             similarity = self.ranker.judged(needs[function], item)
             if similarity is not None and similarity < self.ranker.judge.floor:

@@ -1,0 +1,74 @@
+"""The judge (ranking/judge.py): before a plan awards a service, a second model judges whether it serves the need; one
+it finds does not loses that bid, the selection runs again without it, and the plan says why. Here the judge reads
+with the hashing embedder (shared words), so what it decides is visible in the texts."""
+
+import pytest
+
+from tender.agents.request import Request
+from tender.agents.service import Tender
+from tender.catalog import Catalog
+from tender.catalog.build import build_from_sources
+from tender.catalog.records import Api
+from tender.catalog.embeddings import HashingEmbedder
+from tender.catalog.sources.base import Loaded, SourceInfo
+from tender.ranking.judge import Judge
+from tender.ranking.scorer import Objective, untrained
+from tender.assembly import judge_for
+from tender.settings import Settings
+
+
+def web_api(name: str, description: str) -> Api:
+    return Api(id=0, name=name, kind="api", provider=name, categories=["Misc"], description=description)
+
+
+ITEMS = [
+    web_api("ParkInfo", "National parks: opening hours, alerts and campgrounds of national parks"),
+    web_api("RideTimes", "Live ride wait times at theme parks around the world"),
+    web_api("Zoo", "Animals of the city zoo"),
+]
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory, embedder):
+    path = tmp_path_factory.mktemp("judged") / "judged.db"
+    build_from_sources([Loaded(info=SourceInfo(kind="fixture", name="fixture"), apis=ITEMS)], path, embedder)
+    return Catalog(path, embedder=embedder)
+
+
+def plan_for(catalog: Catalog, judge: Judge | None, need: str):
+    return Tender(catalog, judge=judge).recommend(Request.create(need, needs=[need])).plan
+
+
+def names(catalog: Catalog, plan) -> list[str]:
+    return [catalog.get_api(a.api_id).name for a in plan.apis]
+
+
+def test_a_doubtful_award_the_judge_finds_does_not_serve_the_need_is_not_made_and_the_plan_says_why(catalog):
+    need = "park alerts"
+    unjudged = plan_for(catalog, None, need)
+    assert names(catalog, unjudged) == ["ParkInfo"] and unjudged.apis[0].score < 0.6  # "may serve", not "likely"
+    judged = plan_for(catalog, Judge(HashingEmbedder(), floor=0.99), need)
+    assert names(catalog, judged) == []
+    assert any("ParkInfo was not awarded" in n and "below 0.99" in n for n in judged.notes)
+
+
+def test_a_doubtful_award_the_judge_agrees_with_is_made(catalog):
+    assert names(catalog, plan_for(catalog, Judge(HashingEmbedder(), floor=0.1), "park alerts")) == ["ParkInfo"]
+
+
+def test_an_award_the_ranking_calls_likely_is_not_put_to_the_judge(catalog):
+    plan = plan_for(catalog, Judge(HashingEmbedder(), floor=0.99), "national parks opening hours")
+    assert names(catalog, plan) == ["ParkInfo"] and plan.apis[0].score >= 0.6
+
+
+def test_an_item_the_need_names_is_never_put_to_the_judge(catalog):
+    # a scorer that gives the name no weight and awards what it scores at all: the named item's award is doubtful
+    by_similarity = untrained().model_copy(update={"objective": Objective(cost=0.05, cost_cold=0.05)})
+    request = Request.create("ParkInfo alerts", needs=["ParkInfo alerts"])
+    plan = Tender(catalog, scorer=by_similarity, judge=Judge(HashingEmbedder(), floor=0.99)).recommend(request).plan
+    assert names(catalog, plan) == ["ParkInfo"] and plan.apis[0].score < 0.6
+
+
+def test_no_judge_without_a_model_or_when_turned_off(catalog):
+    assert judge_for(Settings.from_env({"TENDER_JUDGE": "off"}), catalog) is None
+    assert judge_for(Settings.from_env({}), catalog) is None  # the test embedder: no model to judge with
