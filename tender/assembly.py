@@ -59,9 +59,14 @@ def judge_for(settings: Settings, catalog: Catalog):
     from tender.catalog.embeddings import HashingEmbedder
     from tender.catalog.onnx_embedder import onnx_available
 
+    from tender.errors import TenderError
+
     if not settings.judge or isinstance(catalog.embedder, HashingEmbedder) or not onnx_available():
         return None
-    return _judge(settings.cache_dir)
+    try:
+        return _judge(settings.cache_dir)
+    except TenderError:  # the stock MiniLM's files are missing: plans as the ranking scores them
+        return None
 
 
 @functools.cache

@@ -17,6 +17,10 @@ from tender.assembly import judge_for
 from tender.settings import Settings
 
 
+# A scorer by the similarity alone that awards whatever it scores at all: every award doubtful.
+BY_SIMILARITY = untrained().model_copy(update={"objective": Objective(cost=0.05, cost_cold=0.05)})
+
+
 def web_api(name: str, description: str) -> Api:
     return Api(id=0, name=name, kind="api", provider=name, categories=["Misc"], description=description)
 
@@ -62,8 +66,8 @@ def test_an_award_the_ranking_calls_likely_is_not_put_to_the_judge(catalog):
 
 
 def test_an_item_the_need_names_is_never_put_to_the_judge(catalog):
-    # a scorer that gives the name no weight and awards what it scores at all: the named item's award is doubtful
-    by_similarity = untrained().model_copy(update={"objective": Objective(cost=0.05, cost_cold=0.05)})
+    # a scorer that gives the name no weight: the named item's award is doubtful
+    by_similarity = BY_SIMILARITY
     request = Request.create("ParkInfo alerts", needs=["ParkInfo alerts"])
     plan = Tender(catalog, scorer=by_similarity, judge=Judge(HashingEmbedder(), floor=0.99)).recommend(request).plan
     assert names(catalog, plan) == ["ParkInfo"] and plan.apis[0].score < 0.6
@@ -72,3 +76,19 @@ def test_an_item_the_need_names_is_never_put_to_the_judge(catalog):
 def test_no_judge_without_a_model_or_when_turned_off(catalog):
     assert judge_for(Settings.from_env({"TENDER_JUDGE": "off"}), catalog) is None
     assert judge_for(Settings.from_env({}), catalog) is None  # the test embedder: no model to judge with
+
+
+def test_a_need_whose_doubtful_award_is_refused_is_not_handed_a_nearer_miss(catalog):
+    def plan(judge):
+        request = Request.create("theme parks alerts", needs=["theme parks alerts"])
+        return Tender(catalog, scorer=BY_SIMILARITY, judge=judge).recommend(request).plan
+
+    class RefusesTheBest(Judge):  # finds only the best bid wanting; a nearer miss would pass it
+        def similarities(self, need, items):
+            return [0.0 if i == best else 1.0 for i, _ in items]
+
+    unjudged = plan(None)
+    best = unjudged.apis[0].api_id
+    assert len(unjudged.stages.bidding) > 1 and all(a.score < 0.6 for a in unjudged.apis)  # near misses bid
+    judged = plan(RefusesTheBest(HashingEmbedder(), floor=0.5))
+    assert judged.apis == [] and judged.steps[0].status == "unserved"

@@ -28,8 +28,8 @@ from .routing import Router
 from .tasks import CategoryCandidate, CoUsageEdge, DecomposeTask, FunctionSpec, MapCategoriesTask, SelectTask
 from .text import short_name
 
-# Selections a judge may send back (ranking/judge.py): each refusal takes the award's bid away, and a need whose
-# bids it refuses this often is left unserved rather than handed its next-best near miss.
+# Selections a judge may send back (ranking/judge.py): a refusal takes away the need's bids that scored no better
+# than the refused one (nearer misses still), so a need is left unserved rather than handed its next-best near miss.
 JUDGED_ROUNDS = 3
 CATEGORY_EVIDENCE = 10  # a function's categories are read off its best this-many candidates
 
@@ -311,7 +311,8 @@ class Manager:
     def select(self, negotiation: Negotiation, functions: list[FunctionSpec], proposals: list[Propose]):
         """The reasoner's selection (a Selection: the items, and for each the function it is awarded), each award
         put to the judge (ranking/judge.py) where there is one: an item it finds does not serve the need it would
-        be awarded for loses that bid, and the reasoner selects again from the rest, at most JUDGED_ROUNDS times.
+        be awarded for loses that bid, with the need's bids that scored no better, and the reasoner selects again
+        from the rest, at most JUDGED_ROUNDS times.
         Never put to it: an item the need's own words name (the caller asked for it), an award the ranking calls
         likely (its words are calibrated; the judge is for the doubtful ones), and an award in a catalogue with
         usage history (past apps' use of an item together with others is evidence the judge cannot see)."""
@@ -320,18 +321,19 @@ class Manager:
             refused = self._refused(negotiation, functions, proposals, selection)
             if not refused:
                 break
-            proposals = [p for p in proposals if (p.api_id, p.function_id) not in refused]
+            # A need's bids that scored no better than one the judge refused are nearer misses still.
+            proposals = [p for p in proposals if p.score > refused.get(p.function_id or "", -1.0)]
             selection = self._select(negotiation, functions, proposals)
         return selection
 
     def _refused(
         self, negotiation: Negotiation, functions: list[FunctionSpec], proposals: list[Propose], selection
-    ) -> set[tuple[int, str | None]]:
-        """The (item, function) awards the judge refuses, each noted in the plan."""
+    ) -> dict[str, float]:
+        """For each function, the best score of an award the judge refuses for it; each refusal noted in the plan."""
         if self.ranker.judge is None or self.ranker.has_history:
-            return set()
+            return {}
         needs = {f.id: f.description for f in functions}
-        refused = set()
+        refused: dict[str, float] = {}
         for item in selection.api_ids:
             bids = sorted((p for p in proposals if p.api_id == item), key=lambda p: -p.score)
             function = selection.awards.get(item) or (bids[0].function_id if bids else None)
@@ -342,7 +344,7 @@ class Manager:
                 continue
             similarity = self.ranker.judged(needs[function], item)
             if similarity is not None and similarity < self.ranker.judge.floor:
-                refused.add((item, function))
+                refused[function] = max(bid.score, refused.get(function, -1.0))
                 negotiation.context.note(
                     f"{bid.api_name} was not awarded for '{needs[function]}': {self.ranker.judge.name} judged it "
                     f"not to serve the need (similarity {similarity:.2f}, below {self.ranker.judge.floor:.2f})."
