@@ -10,6 +10,8 @@ from tender.catalog import Catalog
 from tender.catalog.build import build_from_sources
 from tender.catalog.records import Api
 from tender.catalog.embeddings import HashingEmbedder
+from tender.catalog.install import package
+from tender.catalog.servers import Server, items_of
 from tender.catalog.sources.base import Loaded, SourceInfo
 from tender.ranking.judge import Judge
 from tender.ranking.scorer import Objective, untrained
@@ -25,18 +27,32 @@ def web_api(name: str, description: str) -> Api:
     return Api(id=0, name=name, kind="api", provider=name, categories=["Misc"], description=description)
 
 
-ITEMS = [
+WEB_APIS = [
     web_api("ParkInfo", "National parks: opening hours, alerts and campgrounds of national parks"),
     web_api("RideTimes", "Live ride wait times at theme parks around the world"),
     web_api("Zoo", "Animals of the city zoo"),
 ]
+SERVER = Server(
+    ref="toolsdk:notes",
+    namespace="notes",
+    title="Notes",
+    description="Keep notes for your assistant",
+    source="fixture",
+    routes=[package("npm", "notes-mcp", "1.0.0")],
+    status="active",
+)
+
+
+def build(folder, items, embedder) -> Catalog:
+    path = folder / "judged.db"
+    build_from_sources([Loaded(info=SourceInfo(kind="fixture", name="fixture"), apis=items)], path, embedder)
+    return Catalog(path, embedder=embedder)
 
 
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory, embedder):
-    path = tmp_path_factory.mktemp("judged") / "judged.db"
-    build_from_sources([Loaded(info=SourceInfo(kind="fixture", name="fixture"), apis=ITEMS)], path, embedder)
-    return Catalog(path, embedder=embedder)
+    """Today's kind of catalogue: web APIs beside MCP servers."""
+    return build(tmp_path_factory.mktemp("judged"), [*WEB_APIS, *items_of(SERVER)], embedder)
 
 
 def plan_for(catalog: Catalog, judge: Judge | None, need: str):
@@ -92,3 +108,8 @@ def test_a_need_whose_doubtful_award_is_refused_is_not_handed_a_nearer_miss(cata
     assert len(unjudged.stages.bidding) > 1 and all(a.score < 0.6 for a in unjudged.apis)  # near misses bid
     judged = plan(RefusesTheBest(HashingEmbedder(), floor=0.5))
     assert judged.apis == [] and judged.steps[0].status == "unserved"
+
+
+def test_a_catalogue_of_web_apis_alone_is_not_judged(tmp_path, embedder):
+    apis_only = build(tmp_path, WEB_APIS, embedder)
+    assert names(apis_only, plan_for(apis_only, Judge(HashingEmbedder(), floor=0.99), "park alerts")) == ["ParkInfo"]

@@ -19,6 +19,9 @@ FLOOR = 0.35  # chosen on the assistant and today's suites' dev parts (docs/tuni
 # tool or operation: their few words and a need's pronouns ("download it", "recreate it from job.yaml") leave it
 # too little to go on (the MCP suite's tools, dev: a need covered by every plan 0.415 -> 0.374 when it judged them).
 KINDS = frozenset({"server", "api"})
+# Where it judges: catalogues that hold MCP servers (today's: servers of uneven descriptions by the thousand, beside
+# web APIs), where near misses are what a plan gets wrong. Not a catalogue of web APIs or plugins alone: on
+# MetaTool's plugins it turned away the right plugin with the wrong one (single-tool recall 0.545 -> 0.507, dev).
 
 
 class Judge:

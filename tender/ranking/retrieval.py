@@ -92,6 +92,7 @@ class Ranker:
         self._ids = np.array(self._items.ids, dtype=np.int64)
         self._deprecated = {a.id for a in catalog.apis() if a.gone}
         self._uninstallable = {a.id for a in catalog.apis() if a.kind == "server" and not routes_of(a.details)}
+        self._holds_servers = any(a.kind == "server" for a in catalog.apis())
         self.eligibility = Eligibility(catalog.apis(), self._ids)
         self._high = scorer.high_for(catalog.source_kinds())
         # A tool of a server the catalogue lists as an item is a way to that server: its match is the server's.
@@ -238,8 +239,9 @@ class Ranker:
     def judged(self, need: str, item: int) -> float | None:
         """The judge's similarity of the need and the item's own text (a server's: its title, description and
         tools' names; not one tool's, which let near misses through: "get_zpa_enrollment_certificate" of Zscaler
-        for booking a dentist on Zocdoc); None where there is no judge or it does not judge items of this kind."""
-        if self.judge is None or self.catalog.get_api(item).kind not in JUDGED_KINDS:
+        for booking a dentist on Zocdoc); None where there is no judge, it does not judge items of this kind, or
+        the catalogue holds no MCP server (judge.py says why)."""
+        if self.judge is None or not self._holds_servers or self.catalog.get_api(item).kind not in JUDGED_KINDS:
             return None
         return self.judge.similarities(need, [(item, self.catalog.get_api(item).text()[:MAX_EMBEDDED_CHARS])])[0]
 
