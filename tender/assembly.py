@@ -55,13 +55,16 @@ def assemble(
 
 def judge_for(settings: Settings, catalog: Catalog):
     """The matcher that judges each award (ranking/judge.py), one per process; None where TENDER_JUDGE=off, where
-    the catalogue is read with the test embedder (no model), or where ONNX Runtime is not installed."""
+    the catalogue holds no MCP server or is read with the test embedder (no model), or where ONNX Runtime or the
+    stock MiniLM is not installed."""
     from tender.catalog.embeddings import HashingEmbedder
     from tender.catalog.onnx_embedder import onnx_available
 
     from tender.errors import TenderError
 
     if not settings.judge or isinstance(catalog.embedder, HashingEmbedder) or not onnx_available():
+        return None
+    if not any(a.kind == "server" for a in catalog.apis()):  # it judges only there (ranking/judge.py)
         return None
     try:
         return _judge(settings.cache_dir)
@@ -71,11 +74,15 @@ def judge_for(settings: Settings, catalog: Catalog):
 
 @functools.cache
 def _judge(cache_dir: Path):
-    from tender.catalog import get_embedder
-    from tender.catalog.encoders import MATCHER_NAME
+    from tender.catalog.encoders import MATCHER_NAME, shipped_delta_file
+    from tender.catalog.onnx_embedder import OnnxEmbedder
     from tender.ranking.judge import Judge
 
-    return Judge(get_embedder(MATCHER_NAME, threads=1, cache_dir=cache_dir))
+    # Its vectors are never stored, so its matrix products run in 8 bits: a plan pays half the time for it.
+    delta = shipped_delta_file(MATCHER_NAME)
+    return Judge(
+        OnnxEmbedder(None, threads=1, cache_dir=cache_dir, delta=delta, name=MATCHER_NAME, matmuls_8_bits=True)
+    )
 
 
 def one_thread_each() -> None:

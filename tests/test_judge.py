@@ -100,8 +100,8 @@ def test_a_need_whose_doubtful_award_is_refused_is_not_handed_a_nearer_miss(cata
         return Tender(catalog, scorer=BY_SIMILARITY, judge=judge).recommend(request).plan
 
     class RefusesTheBest(Judge):  # finds only the best bid wanting; a nearer miss would pass it
-        def similarities(self, need, items):
-            return [0.0 if i == best else 1.0 for i, _ in items]
+        def similarities(self, pairs):
+            return [0.0 if i == best else 1.0 for _, i, _ in pairs]
 
     unjudged = plan(None)
     best = unjudged.apis[0].api_id

@@ -333,7 +333,7 @@ class Manager:
         if self.ranker.judge is None or self.ranker.has_history:
             return {}
         needs = {f.id: f.description for f in functions}
-        refused: dict[str, float] = {}
+        doubtful = []
         for item in selection.api_ids:
             bids = sorted((p for p in proposals if p.api_id == item), key=lambda p: -p.score)
             function = selection.awards.get(item) or (bids[0].function_id if bids else None)
@@ -342,13 +342,19 @@ class Manager:
                 continue
             if bid.evidence.named > 0 or bid.score >= bid.evidence.high:
                 continue
-            similarity = self.ranker.judged(needs[function], item)
-            if similarity is not None and similarity < self.ranker.judge.floor:
-                refused[function] = max(bid.score, refused.get(function, -1.0))
-                negotiation.context.note(
-                    f"{bid.api_name} was not awarded for '{needs[function]}': {self.ranker.judge.name} judged it "
-                    f"not to serve the need (similarity {similarity:.2f}, below {self.ranker.judge.floor:.2f})."
-                )
+            doubtful.append(bid)
+        judged = self.ranker.judged([(needs[str(b.function_id)], b.api_id) for b in doubtful])
+        judge = self.ranker.judge
+        refused: dict[str, float] = {}
+        for bid, similarity in zip(doubtful, judged):
+            if judge is None or similarity is None or similarity >= judge.floor:
+                continue
+            function = str(bid.function_id)
+            refused[function] = max(bid.score, refused.get(function, -1.0))
+            negotiation.context.note(
+                f"{bid.api_name} was not awarded for '{needs[function]}': {judge.name} judged it not to serve the "
+                f"need (similarity {similarity:.2f}, below {judge.floor:.2f})."
+            )
         return refused
 
     def _select(self, negotiation: Negotiation, functions: list[FunctionSpec], proposals: list[Propose]):

@@ -65,7 +65,7 @@ class Tender:
         """Load the embedding model, the judge's and the routers, so that the first request is not the slow one."""
         self.encoder.one("warm up")
         if self.ranker.judge is not None:
-            self.ranker.judge.similarities("warm up", [])
+            self.ranker.judge.warm_up()
         for organisation in ("api", "category", "provider"):
             self._directory(organisation)
 

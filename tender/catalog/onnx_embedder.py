@@ -80,16 +80,45 @@ def quantize_table(source: Path, target: Path) -> None:
     """`source` with its lookup tables (Gather) in 8 bits, written to `target`."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    class QuietAdvice(logging.Filter):  # the quantizer's advice to pre-process, which is for convolution models
-        def filter(self, record: logging.LogRecord) -> bool:
-            return "pre-processing" not in record.getMessage()
-
-    quiet = QuietAdvice()
+    quiet = _QuietAdvice()
     logging.getLogger().addFilter(quiet)
     try:
         quantize_dynamic(str(source), str(target), op_types_to_quantize=["Gather"], weight_type=QuantType.QInt8)
     finally:
         logging.getLogger().removeFilter(quiet)
+
+
+def stock_in_8_bits(graph: Path, delta_file: Path | None, target: Path) -> None:
+    """The stock graph with the delta's weights in it (where one is given) and its matrix products in 8 bits, per
+    channel, written to `target`: 2.2x faster one text at a time, vectors at cosine 0.995 to the float ones (0.986
+    at the least, on 300 texts of the demo catalogue)."""
+    import onnx
+    from onnx import numpy_helper
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    model = onnx.load(str(graph))
+    weights = tuned_weights(graph, delta_file) if delta_file is not None else {}
+    for tensor in model.graph.initializer:
+        if tensor.name in weights:
+            tensor.CopyFrom(numpy_helper.from_array(np.asarray(weights[tensor.name], dtype=np.float32), tensor.name))
+    merged = target.with_suffix(".merged.onnx")
+    try:
+        onnx.save(model, str(merged))
+        quiet = _QuietAdvice()
+        logging.getLogger().addFilter(quiet)
+        try:
+            quantize_dynamic(
+                str(merged), str(target), op_types_to_quantize=["MatMul"], per_channel=True, weight_type=QuantType.QInt8
+            )
+        finally:
+            logging.getLogger().removeFilter(quiet)
+    finally:
+        merged.unlink(missing_ok=True)
+
+
+class _QuietAdvice(logging.Filter):  # the quantizer's advice to pre-process, which is for convolution models
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "pre-processing" not in record.getMessage()
 
 
 def export_onnx(model_path: Path, target: Path, table_8_bits: bool = False) -> Path:
@@ -227,8 +256,12 @@ class OnnxEmbedder:
         delta: Path | None = None,
         name: str | None = None,
         dimensions: int | None = None,
+        matmuls_8_bits: bool = False,
     ):
         self.stock = path is None
+        # The stock graph (with its delta) run with 8-bit matrix products (stock_in_8_bits): for a judge, whose
+        # vectors are never stored; a catalogue's encoder keeps float products (its vectors are its identity).
+        self.matmuls_8_bits = matmuls_8_bits and self.stock
         self.delta = Path(delta) if delta is not None and self.stock else None
         self.path = stock_onnx_dir() if self.stock else Path(path)  # type: ignore[arg-type]
         if not (self.path / "tokenizer.json").is_file():
@@ -256,22 +289,29 @@ class OnnxEmbedder:
 
     @property
     def graph_path(self) -> Path:
+        if self.matmuls_8_bits:
+            return self._cache_folder / "onnx" / f"{self.path.name}-{self.encoder.fingerprint}-m8.onnx"
         if self.stock:
             return self.path / "onnx" / "model.onnx"
         if self.ready is not None and not self.table_8_bits:
             return self.ready
-        folder = (
-            self.cache_dir or Path(tempfile.gettempdir()) / f"tender-onnx-{os.getuid() if hasattr(os, 'getuid') else 0}"
-        )
         # The Matryoshka cut leaves the graph as is; an 8-bit table is another graph.
         table = "-t8" if self.table_8_bits else ""
-        return folder / "onnx" / f"{self.path.name}-{self.encoder.fingerprint}{table}.onnx"
+        return self._cache_folder / "onnx" / f"{self.path.name}-{self.encoder.fingerprint}{table}.onnx"
+
+    @property
+    def _cache_folder(self) -> Path:
+        return (
+            self.cache_dir or Path(tempfile.gettempdir()) / f"tender-onnx-{os.getuid() if hasattr(os, 'getuid') else 0}"
+        )
 
     @cached_property
     def _session(self):
         import onnxruntime as ort
 
         graph = self.graph_path
+        if self.matmuls_8_bits and not graph.is_file():  # made once, then read from the cache folder
+            graph = self._in_8_bits(graph)
         if not graph.is_file() and self.ready is not None:  # the published graph, its table put in 8 bits once
             graph.parent.mkdir(parents=True, exist_ok=True)
             partial = graph.with_suffix(f".{os.getpid()}.partial")
@@ -297,7 +337,7 @@ class OnnxEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads or 0  # 0: ONNX Runtime's default, every core
         options.inter_op_num_threads = 1
-        if self.delta:
+        if self.delta and not self.matmuls_8_bits:  # (in 8 bits, the delta is in the graph)
             # The session keeps pointers to these values, not copies: they live as long as the embedder.
             self._overrides = {
                 name: ort.OrtValue.ortvalue_from_numpy(weight)
@@ -310,6 +350,23 @@ class OnnxEmbedder:
         outputs = [o.name for o in session.get_outputs()]
         self._output = POOLED_OUTPUT if POOLED_OUTPUT in outputs else outputs[0]
         return session
+
+    def _in_8_bits(self, graph: Path) -> Path:
+        """Write the 8-bit graph to `graph` (atomically); to a temporary folder where the cache is not writable."""
+        stock = self.path / "onnx" / "model.onnx"
+        try:
+            graph.parent.mkdir(parents=True, exist_ok=True)
+            partial = graph.with_suffix(f".{os.getpid()}.partial")
+            try:
+                stock_in_8_bits(stock, self.delta, partial)
+                os.replace(partial, graph)
+            finally:
+                partial.unlink(missing_ok=True)
+        except OSError as error:
+            log.warning("Cannot write %s (%s); writing to a temporary folder instead", graph.parent, error)
+            graph = Path(tempfile.mkdtemp(prefix="tender-onnx-")) / graph.name
+            stock_in_8_bits(stock, self.delta, graph)
+        return graph
 
     @property
     def pooled(self) -> bool:

@@ -37,13 +37,19 @@ class Judge:
     def name(self) -> str:
         return str(getattr(self.embedder, "model_name", "the matcher"))
 
-    def similarities(self, need: str, items: list[tuple[int, str]]) -> list[float]:
-        """The need's similarity to each (id, text), in order."""
+    def similarities(self, pairs: list[tuple[str, int, str]]) -> list[float]:
+        """Each (need, item id, item text)'s similarity, in order: the needs in one call of the model, then each
+        item it has not read yet."""
         with self._lock:
-            missing = list({i: t for i, t in items if i not in self._items}.items())
-        if missing:
-            vectors = self.embedder.embed([t for _, t in missing], role="document")
+            missing = list({i: t for _, i, t in pairs if i not in self._items}.items())
+        for i, text in missing:  # one at a time: a few texts of unlike lengths, padded together, cost more
+            vector = np.asarray(self.embedder.embed([text], role="document")[0], dtype=np.float32)
             with self._lock:
-                self._items.update({i: np.asarray(v, dtype=np.float32) for (i, _), v in zip(missing, vectors)})
-        need_vector = self.embedder.embed([need], role="query")[0]  # loads the model on first use
-        return [float(need_vector @ self._items[i]) for i, _ in items]
+                self._items[i] = vector
+        needs = list(dict.fromkeys(need for need, _, _ in pairs))
+        vectors = self.embedder.embed(needs, role="query") if needs else []
+        by_need = dict(zip(needs, vectors))
+        return [float(by_need[need] @ self._items[i]) for need, i, _ in pairs]
+
+    def warm_up(self) -> None:
+        self.embedder.embed(["warm up"], role="query")

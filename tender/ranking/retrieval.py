@@ -236,14 +236,18 @@ class Ranker:
             found = self._folded(found)
         return Shortlist(function=function, candidates=tuple(found[:depth]))
 
-    def judged(self, need: str, item: int) -> float | None:
-        """The judge's similarity of the need and the item's own text (a server's: its title, description and
-        tools' names; not one tool's, which let near misses through: "get_zpa_enrollment_certificate" of Zscaler
-        for booking a dentist on Zocdoc); None where there is no judge, it does not judge items of this kind, or
-        the catalogue holds no MCP server (judge.py says why)."""
-        if self.judge is None or not self._holds_servers or self.catalog.get_api(item).kind not in JUDGED_KINDS:
-            return None
-        return self.judge.similarities(need, [(item, self.catalog.get_api(item).text()[:MAX_EMBEDDED_CHARS])])[0]
+    def judged(self, awards: list[tuple[str, int]]) -> list[float | None]:
+        """The judge's similarity of each (need, item): of the need and the item's own text (a server's: its title,
+        description and tools' names; not one tool's, which let near misses through: "get_zpa_enrollment_certificate"
+        of Zscaler for booking a dentist on Zocdoc). None for an item it does not judge: where there is no judge,
+        an item of another kind, or a catalogue that holds no MCP server (judge.py says why)."""
+        if self.judge is None or not self._holds_servers:
+            return [None] * len(awards)
+        items = {item: self.catalog.get_api(item) for _, item in awards}
+        judged = [(need, item, items[item].text()[:MAX_EMBEDDED_CHARS]) for need, item in awards]
+        asked = [pair for pair in judged if items[pair[1]].kind in JUDGED_KINDS]
+        said = dict(zip([(n, i) for n, i, _ in asked], self.judge.similarities(asked))) if asked else {}
+        return [said.get((need, item)) for need, item in awards]
 
     def _naming(self, function: str, requirement: str) -> dict[int, float]:
         """The items the requirement names that are named for this function: those its own words name as well
