@@ -113,3 +113,13 @@ def test_a_need_whose_doubtful_award_is_refused_is_not_handed_a_nearer_miss(cata
 def test_a_catalogue_of_web_apis_alone_is_not_judged(tmp_path, embedder):
     apis_only = build(tmp_path, WEB_APIS, embedder)
     assert names(apis_only, plan_for(apis_only, Judge(HashingEmbedder(), floor=0.99), "park alerts")) == ["ParkInfo"]
+
+
+def test_an_unserved_need_names_no_near_miss_of_the_other_form(catalog):
+    def plan(judge):
+        request = Request.create("park alerts", needs=["park alerts"], kind="mcp_server")
+        return Tender(catalog, judge=judge).recommend(request).plan
+
+    named = plan(None).steps[0].other_form  # "no MCP server for this in the catalogue; ParkInfo is its web API"
+    assert named is not None and named.score < 0.6
+    assert plan(Judge(HashingEmbedder(), floor=0.99)).steps[0].other_form is None

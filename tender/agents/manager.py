@@ -5,6 +5,7 @@ reasons with is its reasoner; what it knows of the catalogue comes from the rank
 from concurrent.futures import ThreadPoolExecutor
 
 from tender.catalog import Catalog
+from tender.ranking.evidence import Evidence
 from tender.ranking.retrieval import Ranker, Shortlist
 from tender.settings import LLM_IN_FLIGHT_DEFAULT
 
@@ -312,10 +313,7 @@ class Manager:
         """The reasoner's selection (a Selection: the items, and for each the function it is awarded), each award
         put to the judge (ranking/judge.py) where there is one: an item it finds does not serve the need it would
         be awarded for loses that bid, with the need's bids that scored no better, and the reasoner selects again
-        from the rest, at most JUDGED_ROUNDS times.
-        Never put to it: an item the need's own words name (the caller asked for it), an award the ranking calls
-        likely (its words are calibrated; the judge is for the doubtful ones), and an award in a catalogue with
-        usage history (past apps' use of an item together with others is evidence the judge cannot see)."""
+        from the rest, at most JUDGED_ROUNDS times (Ranker.refused says which awards are put to it)."""
         selection = self._select(negotiation, functions, proposals)
         for _ in range(JUDGED_ROUNDS):
             refused = self._refused(negotiation, functions, proposals, selection)
@@ -330,30 +328,24 @@ class Manager:
         self, negotiation: Negotiation, functions: list[FunctionSpec], proposals: list[Propose], selection
     ) -> dict[str, float]:
         """For each function, the best score of an award the judge refuses for it; each refusal noted in the plan."""
-        if self.ranker.judge is None or self.ranker.has_history:
-            return {}
         needs = {f.id: f.description for f in functions}
-        doubtful = []
+        awarded: list[tuple[Propose, Evidence]] = []
         for item in selection.api_ids:
             bids = sorted((p for p in proposals if p.api_id == item), key=lambda p: -p.score)
             function = selection.awards.get(item) or (bids[0].function_id if bids else None)
             bid = next((p for p in bids if p.function_id == function), None)
-            if bid is None or bid.evidence is None or function not in needs:
-                continue
-            if bid.evidence.named > 0 or bid.score >= bid.evidence.high:
-                continue
-            doubtful.append(bid)
-        judged = self.ranker.judged([(needs[str(b.function_id)], b.api_id) for b in doubtful])
-        judge = self.ranker.judge
+            if bid is not None and bid.evidence is not None and function in needs:
+                awarded.append((bid, bid.evidence))
+        judged = self.ranker.refused([(needs[str(b.function_id)], b.api_id, b.score, e) for b, e in awarded])
         refused: dict[str, float] = {}
-        for bid, similarity in zip(doubtful, judged):
-            if judge is None or similarity is None or similarity >= judge.floor:
+        for (bid, _), similarity in zip(awarded, judged):
+            if similarity is None or self.ranker.judge is None:
                 continue
             function = str(bid.function_id)
             refused[function] = max(bid.score, refused.get(function, -1.0))
             negotiation.context.note(
-                f"{bid.api_name} was not awarded for '{needs[function]}': {judge.name} judged it not to serve the "
-                f"need (similarity {similarity:.2f}, below {judge.floor:.2f})."
+                f"{bid.api_name} was not awarded for '{needs[function]}': {self.ranker.judge.name} judged it not to "
+                f"serve the need (similarity {similarity:.2f}, below {self.ranker.judge.floor:.2f})."
             )
         return refused
 

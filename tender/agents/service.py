@@ -137,6 +137,8 @@ class Tender:
             ).best(1)
             if not best or best[0].score < cost:
                 continue
+            if self.ranker.refused([(step.function, best[0].item, best[0].score, best[0].evidence)])[0] is not None:
+                continue  # a near miss of the other form is no answer either
             api = self.catalog.get_api(best[0].item)
             step.other_form = Award(
                 api_id=api.id,

@@ -236,18 +236,30 @@ class Ranker:
             found = self._folded(found)
         return Shortlist(function=function, candidates=tuple(found[:depth]))
 
-    def judged(self, awards: list[tuple[str, int]]) -> list[float | None]:
-        """The judge's similarity of each (need, item): of the need and the item's own text (a server's: its title,
-        description and tools' names; not one tool's, which let near misses through: "get_zpa_enrollment_certificate"
-        of Zscaler for booking a dentist on Zocdoc). None for an item it does not judge: where there is no judge,
-        an item of another kind, or a catalogue that holds no MCP server (judge.py says why)."""
-        if self.judge is None or not self._holds_servers:
+    def refused(self, awards: list[tuple[str, int, float, Evidence]]) -> list[float | None]:
+        """For each (need, item, score, evidence) about to be awarded or named: the judge's similarity of the need
+        and the item's own text where it finds the item does not serve the need, else None. Put to it only: a
+        doubtful award (below "likely": the ranking's words are calibrated) of a whole service (judge.KINDS) the
+        need does not name, in a catalogue that holds MCP servers and has no usage history (past apps' use of
+        items together is evidence the judge cannot see). A server is read by its own text (title, description,
+        tools' names), not by one tool's, which let near misses through ("get_zpa_enrollment_certificate" of
+        Zscaler for booking a dentist on Zocdoc)."""
+        judge = self.judge
+        if judge is None or not self._holds_servers or self.has_history:
             return [None] * len(awards)
-        items = {item: self.catalog.get_api(item) for _, item in awards}
-        judged = [(need, item, items[item].text()[:MAX_EMBEDDED_CHARS]) for need, item in awards]
-        asked = [pair for pair in judged if items[pair[1]].kind in JUDGED_KINDS]
-        said = dict(zip([(n, i) for n, i, _ in asked], self.judge.similarities(asked))) if asked else {}
-        return [said.get((need, item)) for need, item in awards]
+        asked = [
+            (need, item, api.text()[:MAX_EMBEDDED_CHARS])
+            for need, item, score, evidence in awards
+            if score < evidence.high
+            and evidence.named <= 0
+            and (api := self.catalog.get_api(item)).kind in JUDGED_KINDS
+        ]
+        said = dict(zip([(n, i) for n, i, _ in asked], judge.similarities(asked))) if asked else {}
+        out: list[float | None] = []
+        for need, item, _, _ in awards:
+            similarity = said.get((need, item))
+            out.append(similarity if similarity is not None and similarity < judge.floor else None)
+        return out
 
     def _naming(self, function: str, requirement: str) -> dict[int, float]:
         """The items the requirement names that are named for this function: those its own words name as well
