@@ -142,7 +142,7 @@ def test_a_package_its_registry_does_not_give_is_never_run_and_the_plan_says_it_
     assert not record.started and fake_npx() == []
     [server] = apply_harvest(items, [record])
     assert routes_of(server.details)  # a registry's silence here is no fact about the package: its route stays
-    assert verification(server) == f"not started here (npm has no package unpublished on {record.date})"
+    assert verification(server) == f"not started here: its package could not be fetched when tried on {record.date}"
 
 
 def test_a_server_that_never_answers_costs_its_timeout(tmp_path, monkeypatch):

@@ -47,8 +47,8 @@ def verification(api: Api) -> str:
         else ""
     )
     if isinstance(harvest, dict) and not harvest.get("ran", True):  # never run: its package was not to be had
-        why = str(harvest.get("error") or "its package could not be fetched")
-        tried = f"not started here ({why} on {harvest.get('date', '?')})"
+        # The registry the harvest asked (a mirror, maybe) did not give it: no fact about the package itself.
+        tried = f"not started here: its package could not be fetched when tried on {harvest.get('date', '?')}"
         return f"{listed}; {tried}" if listed else tried
     if isinstance(harvest, dict):  # tried, and it did not start: say so, and what it asked for
         asked = harvest.get("asked_for") or []
