@@ -354,6 +354,7 @@ class OnnxEmbedder:
     def _in_8_bits(self, graph: Path) -> Path:
         """Write the 8-bit graph to `graph` (atomically); to a temporary folder where the cache is not writable."""
         stock = self.path / "onnx" / "model.onnx"
+        log.info("Putting %s's matrix products in 8 bits (once; it is kept in %s)", self.model_name, graph.parent)
         try:
             graph.parent.mkdir(parents=True, exist_ok=True)
             partial = graph.with_suffix(f".{os.getpid()}.partial")
