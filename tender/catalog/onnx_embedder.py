@@ -21,6 +21,7 @@ import sys
 import tempfile
 import threading
 import warnings
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 
@@ -78,14 +79,37 @@ def table_parameters(model_path: Path) -> int:
 
 def quantize_table(source: Path, target: Path) -> None:
     """`source` with its lookup tables (Gather) in 8 bits, written to `target`."""
+    _quantized(source, target, ["Gather"])
+
+
+def _quantized(source: Path, target: Path, operators: list[str], per_channel: bool = False) -> None:
+    """`source` with the weights of these operators in 8 bits (ONNX Runtime's dynamic quantization), to `target`."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     quiet = _QuietAdvice()
     logging.getLogger().addFilter(quiet)
     try:
-        quantize_dynamic(str(source), str(target), op_types_to_quantize=["Gather"], weight_type=QuantType.QInt8)
+        quantize_dynamic(
+            str(source),
+            str(target),
+            op_types_to_quantize=operators,
+            per_channel=per_channel,
+            weight_type=QuantType.QInt8,
+        )
     finally:
         logging.getLogger().removeFilter(quiet)
+
+
+def _written_whole(target: Path, write: Callable[[Path], None]) -> None:
+    """`write` a file to `target` through a partial file renamed into place: a concurrent or interrupted writer
+    never leaves a half-written file under the final name."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(f".{os.getpid()}.partial")
+    try:
+        write(partial)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def stock_in_8_bits(graph: Path, delta_file: Path | None, target: Path) -> None:
@@ -94,7 +118,6 @@ def stock_in_8_bits(graph: Path, delta_file: Path | None, target: Path) -> None:
     at the least, on 300 texts of the demo catalogue)."""
     import onnx
     from onnx import numpy_helper
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
     model = onnx.load(str(graph))
     weights = tuned_weights(graph, delta_file) if delta_file is not None else {}
@@ -104,14 +127,7 @@ def stock_in_8_bits(graph: Path, delta_file: Path | None, target: Path) -> None:
     merged = target.with_suffix(".merged.onnx")
     try:
         onnx.save(model, str(merged))
-        quiet = _QuietAdvice()
-        logging.getLogger().addFilter(quiet)
-        try:
-            quantize_dynamic(
-                str(merged), str(target), op_types_to_quantize=["MatMul"], per_channel=True, weight_type=QuantType.QInt8
-            )
-        finally:
-            logging.getLogger().removeFilter(quiet)
+        _quantized(merged, target, ["MatMul"], per_channel=True)
     finally:
         merged.unlink(missing_ok=True)
 
@@ -313,13 +329,8 @@ class OnnxEmbedder:
         if self.matmuls_8_bits and not graph.is_file():  # made once, then read from the cache folder
             graph = self._in_8_bits(graph)
         if not graph.is_file() and self.ready is not None:  # the published graph, its table put in 8 bits once
-            graph.parent.mkdir(parents=True, exist_ok=True)
-            partial = graph.with_suffix(f".{os.getpid()}.partial")
-            try:
-                quantize_table(self.ready, partial)
-                os.replace(partial, graph)
-            finally:
-                partial.unlink(missing_ok=True)
+            ready = self.ready
+            _written_whole(graph, lambda partial: quantize_table(ready, partial))
         if not graph.is_file():
             try:
                 export_onnx(self.path, graph, self.table_8_bits)
@@ -356,13 +367,7 @@ class OnnxEmbedder:
         stock = self.path / "onnx" / "model.onnx"
         log.info("Putting %s's matrix products in 8 bits (once; it is kept in %s)", self.model_name, graph.parent)
         try:
-            graph.parent.mkdir(parents=True, exist_ok=True)
-            partial = graph.with_suffix(f".{os.getpid()}.partial")
-            try:
-                stock_in_8_bits(stock, self.delta, partial)
-                os.replace(partial, graph)
-            finally:
-                partial.unlink(missing_ok=True)
+            _written_whole(graph, lambda partial: stock_in_8_bits(stock, self.delta, partial))
         except OSError as error:
             log.warning("Cannot write %s (%s); writing to a temporary folder instead", graph.parent, error)
             graph = Path(tempfile.mkdtemp(prefix="tender-onnx-")) / graph.name
