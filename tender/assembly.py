@@ -54,17 +54,15 @@ def assemble(
 
 
 def judge_for(settings: Settings, catalog: Catalog):
-    """The matcher that judges each award (ranking/judge.py), one per process; None where TENDER_JUDGE=off, where
-    the catalogue holds no MCP server or is read with the test embedder (no model), or where ONNX Runtime or the
-    stock MiniLM is not installed."""
+    """The matcher that judges each award (ranking/judge.py; the Ranker uses it only in a catalogue that holds MCP
+    servers), one per process, its model loaded on first use; None where TENDER_JUDGE=off, where the catalogue is
+    read with the test embedder (no model), or where ONNX Runtime or the stock MiniLM is not installed."""
     from tender.catalog.embeddings import HashingEmbedder
     from tender.catalog.onnx_embedder import onnx_available
 
     from tender.errors import TenderError
 
     if not settings.judge or isinstance(catalog.embedder, HashingEmbedder) or not onnx_available():
-        return None
-    if not any(a.kind == "server" for a in catalog.apis()):  # it judges only there (ranking/judge.py)
         return None
     try:
         return _judge(settings.cache_dir)

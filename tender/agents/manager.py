@@ -328,6 +328,9 @@ class Manager:
         self, negotiation: Negotiation, functions: list[FunctionSpec], proposals: list[Propose], selection
     ) -> dict[str, float]:
         """For each function, the best score of an award the judge refuses for it; each refusal noted in the plan."""
+        judge = self.ranker.judge
+        if judge is None:
+            return {}
         needs = {f.id: f.description for f in functions}
         awarded: list[tuple[Propose, Evidence]] = []
         for item in selection.api_ids:
@@ -339,13 +342,13 @@ class Manager:
         judged = self.ranker.refused([(needs[str(b.function_id)], b.api_id, b.score, e) for b, e in awarded])
         refused: dict[str, float] = {}
         for (bid, _), similarity in zip(awarded, judged):
-            if similarity is None or self.ranker.judge is None:
+            if similarity is None:
                 continue
             function = str(bid.function_id)
             refused[function] = max(bid.score, refused.get(function, -1.0))
             negotiation.context.note(
-                f"{bid.api_name} was not awarded for '{needs[function]}': {self.ranker.judge.name} judged it not to "
-                f"serve the need (similarity {similarity:.2f}, below {self.ranker.judge.floor:.2f})."
+                f"{bid.api_name} was not awarded for '{needs[function]}': {judge.name} judged it not to serve the "
+                f"need (similarity {similarity:.2f}, below {judge.floor:.2f})."
             )
         return refused
 

@@ -85,14 +85,14 @@ class Ranker:
         self.encoder = encoder
         self.scorer = scorer
         self.reader = reader  # a strong encoder that reads the shortlist (reader.py); the scorer is fitted on it
-        self.judge = judge  # the matcher's judgement of what a plan would award (judge.py)
         self._items = catalog.vectors("api")
         self._names = catalog.vectors("name")
         self._dense, self._name_dense = catalog.dense_search("api"), catalog.dense_search("name")
         self._ids = np.array(self._items.ids, dtype=np.int64)
         self._deprecated = {a.id for a in catalog.apis() if a.gone}
         self._uninstallable = {a.id for a in catalog.apis() if a.kind == "server" and not routes_of(a.details)}
-        self._holds_servers = any(a.kind == "server" for a in catalog.apis())
+        # The matcher's judgement of what a plan would award (judge.py): only in a catalogue that holds MCP servers.
+        self.judge = judge if any(a.kind == "server" for a in catalog.apis()) else None
         self.eligibility = Eligibility(catalog.apis(), self._ids)
         self._high = scorer.high_for(catalog.source_kinds())
         # A tool of a server the catalogue lists as an item is a way to that server: its match is the server's.
@@ -245,7 +245,7 @@ class Ranker:
         tools' names), not by one tool's, which let near misses through ("get_zpa_enrollment_certificate" of
         Zscaler for booking a dentist on Zocdoc)."""
         judge = self.judge
-        if judge is None or not self._holds_servers or self.has_history:
+        if judge is None or self.has_history:
             return [None] * len(awards)
         asked = [
             (need, item, api.text()[:MAX_EMBEDDED_CHARS])
