@@ -85,6 +85,17 @@ def test_a_query_that_expects_nothing_is_scored_on_abstaining():
     assert metrics(nothing, Answer(final=[4])) == {"abstained": 0.0}
 
 
+def test_a_function_nothing_serves_is_not_counted_as_missed_and_is_scored_on_being_left_open():
+    query = Query(
+        id="p", text="", functions=(GoldFunction(acceptable=frozenset({1, 2})), GoldFunction(acceptable=frozenset()))
+    )
+    left_open = metrics(query, Answer(final=[1], ranked=[1, 7]))
+    assert left_open["recall"] == 1.0 and left_open["all_covered"] == 1.0 and left_open["unserved_open"] == 1.0
+    filled = metrics(query, Answer(final=[1, 7], ranked=[1, 7]))
+    assert filled["recall"] == 1.0 and filled["precision"] == 0.5 and filled["unserved_open"] == 0.0
+    assert "unserved_open" not in metrics(mashup(1, 2), Answer(final=[1, 2]))
+
+
 # -- runs on the fixture catalogue ---------------------------------------------------------------------------
 @pytest.fixture
 def requests_file(tmp_path):

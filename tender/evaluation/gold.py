@@ -5,10 +5,12 @@ Every dataset is read into the same shape: a query has gold functions, each with
 functions. Metrics are then function-level, and on mashups they are the usual item-level ones:
 
 - precision: share of the final set acceptable for some function; recall (coverage): share of functions with an
-  acceptable item in the final set; F1 from the two.
+  acceptable item in the final set; F1 from the two. A function nothing serves (a judged suite's "no MCP server
+  exists for Venmo") is not counted: no item can cover it, and a plan is right to leave it open, which
+  `unserved_open` scores instead.
 - R@k: share of functions with an acceptable item in the first k of the ranked list; P@k: acceptable items in the
   first k, over k; NDCG@k: binary gain for an item that covers a function not yet covered, over the ideal
-  (min(k, functions)); MAP@k as R2API's metric.py computes it (precision at each hit, over the hits).
+  (min(k, servable functions)); MAP@k as R2API's metric.py computes it (precision at each hit, over the hits).
 """
 
 import math
@@ -42,6 +44,11 @@ class Query(BaseModel):
     language: str = "en"
 
     @property
+    def servable(self) -> tuple[GoldFunction, ...]:
+        """The functions some item serves: those coverage counts."""
+        return tuple(f for f in self.functions if f.acceptable)
+
+    @property
     def gold_items(self) -> set[int]:
         return set().union(*(f.acceptable for f in self.functions)) if self.functions else set()
 
@@ -67,14 +74,14 @@ class Answer(BaseModel):
 
 
 def _covers(item: int, query: Query) -> list[int]:
-    return [i for i, f in enumerate(query.functions) if item in f.acceptable]
+    return [i for i, f in enumerate(query.servable) if item in f.acceptable]
 
 
 def recall_at(ranked: list[int], query: Query, k: int) -> float:
-    if not query.functions:
+    if not query.servable:
         return 0.0
     covered = {i for item in ranked[:k] for i in _covers(item, query)}
-    return len(covered) / len(query.functions)
+    return len(covered) / len(query.servable)
 
 
 def precision_at(ranked: list[int], query: Query, k: int) -> float:
@@ -91,7 +98,7 @@ def ndcg_at(ranked: list[int], query: Query, k: int) -> float:
         if new:
             covered |= new
             dcg += 1 / math.log2(rank + 2)
-    ideal = sum(1 / math.log2(rank + 2) for rank in range(min(k, len(query.functions))))
+    ideal = sum(1 / math.log2(rank + 2) for rank in range(min(k, len(query.servable))))
     return dcg / ideal if ideal else 0.0
 
 
@@ -108,7 +115,7 @@ def average_precision_at(ranked: list[int], query: Query, k: int) -> float:
 
 def prf(final: list[int], query: Query) -> tuple[float, float, float]:
     """Precision, recall (function coverage) and F1 of a final set. An empty set scores zero."""
-    if not final or not query.functions:
+    if not final or not query.servable:
         return 0.0, 0.0, 0.0
     gold = query.gold_items
     precision = sum(1 for a in final if a in gold) / len(final)
@@ -130,6 +137,10 @@ def metrics(query: Query, answer: Answer) -> dict[str, float]:
     if answer.candidates:  # candidate recall: the share of functions an acceptable item of the candidates serves
         out["candidates r"] = recall_at(answer.candidates, query, len(answer.candidates))
     out["all_covered"] = float(recall == 1.0)
+    if len(query.servable) < len(query.functions):
+        # Left open: nothing awarded beyond what serves the servable functions (an item that serves none may have
+        # been awarded for another; it is counted against this, the cautious reading).
+        out["unserved_open"] = float(set(answer.final) <= query.gold_items)
     out["clearly_wrong"] = float(bool(set(answer.final) & query.irrelevant))
     out["dead"] = float(bool(answer.dead))
     if answer.final and query.functions and all(f.form == "mcp_server" for f in query.functions):
