@@ -17,19 +17,12 @@ QUERIES = [
     "music charts and artists",
 ]
 
-NEEDS_BM25S = pytest.mark.skipif(
-    importlib.util.find_spec("bm25s") is None or importlib.util.find_spec("Stemmer") is None,
-    reason="bm25s or PyStemmer is not installed",
-)
-
-
 def rankings(catalog: Catalog) -> list[list[int]]:
     """Each query's items by BM25, those that share a word of weight with it (FTS5 also lists, at a score near 0,
     the items that share only words found in most items, such as "and"; the index leaves them out)."""
     return [[h.id for h in catalog.lexical(query_terms(q), k=10) if h.score > 1e-3] for q in QUERIES]
 
 
-@NEEDS_BM25S
 def test_a_large_catalogue_ranks_by_bm25_as_fts5_does(catalog_path, embedder, monkeypatch):
     fts5 = Catalog(catalog_path, embedder=embedder)
     expected = rankings(fts5)
@@ -45,7 +38,6 @@ def test_a_large_catalogue_ranks_by_bm25_as_fts5_does(catalog_path, embedder, mo
     ]
 
 
-@NEEDS_BM25S
 def test_the_index_is_built_once_beside_the_catalogue_and_reused(catalog_path, embedder, monkeypatch):
     monkeypatch.setattr(bm25, "FROM_ITEMS", 0)
     first = rankings(Catalog(catalog_path, embedder=embedder))
@@ -60,7 +52,7 @@ def test_without_bm25s_a_large_catalogue_says_what_to_install(catalog_path, embe
     monkeypatch.setattr(bm25, "FROM_ITEMS", 0)
     monkeypatch.setitem(sys.modules, "bm25s", None)
     catalog = Catalog(catalog_path, embedder=embedder)
-    with pytest.raises(bm25.TenderError, match=r"pip install 'tender-mcp\[large\]'"):
+    with pytest.raises(bm25.TenderError, match=r"pip install 'bm25s"):
         catalog.lexical(["maps"])
 
 
@@ -74,7 +66,6 @@ def no_index_left(catalog_path):
         shutil.rmtree(folder)
 
 
-@NEEDS_BM25S
 def test_growth_measures_latency_and_both_indexes_recall(catalog_path, monkeypatch, capsys):
     import argparse
     import json

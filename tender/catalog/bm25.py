@@ -1,15 +1,15 @@
 """BM25 for a large catalogue: the same scores as FTS5's bm25() without scoring every row that holds a word.
 
-FTS5 answers `ORDER BY bm25() LIMIT k` by scoring every row that holds any of the query's words: about 200 ms a
-call at 100,000 items, twice a function, growing with the catalogue (docs/deployment.md, "Growth"). From
-FROM_ITEMS items a bm25s index (scores computed when it is built, a sparse matrix over the vocabulary) answers
-instead: a query costs the postings of its words, summed in numpy.
+FTS5 answers `ORDER BY bm25() LIMIT k` by scoring every row that holds any of the query's words: 7 ms a call at
+16,625 items, about 200 ms at 100,000, twice a function, growing with the catalogue (docs/deployment.md,
+"Growth"). From FROM_ITEMS items a bm25s index (scores computed when it is built, a sparse matrix over the
+vocabulary) answers instead: a query costs the postings of its words, summed in numpy.
 
 It reproduces FTS5's ranking: the row's columns (the name's words and the text) read as one document, as FTS5's
 bm25() counts them; unicode61 tokens with diacritics removed, Porter-stemmed; k1 1.2, b 0.75; FTS5's idf,
-log((N - n + 0.5) / (n + 0.5)), floored (FTS5 at 1e-6, here at 0: a word in most rows adds nothing, and a row holding only such words,
-which FTS5 lists at a score near 0, is left out). Like the
-approximate index of vectors (ann.py), it is built on first use and kept beside the catalogue
+log((N - n + 0.5) / (n + 0.5)), floored (FTS5 at 1e-6, here at 0: a word in most rows adds nothing, and a row
+holding only such words, which FTS5 lists at a score near 0, is left out). Like the approximate index of vectors
+(ann.py), it is built on first use and kept beside the catalogue
 (`<catalog>.<key>.bm25s`, the key naming the build it indexes), memory-mapped, renamed into place whole."""
 
 import os
@@ -26,7 +26,10 @@ from ..errors import TenderError
 
 _TOKEN = re.compile(r"[^\W_]+")
 K1, B = 1.2, 0.75  # FTS5's
-FROM_ITEMS = 50_000  # where the index answers instead of FTS5: as for the vectors (ann.EXACT_BELOW)
+# Where the index answers instead of FTS5. FTS5 scores every row that holds a word of the function: 7 ms a call on
+# average at the demo catalogue's 16,625 items (needs' words are common: "list", "data", "get"), twice a function,
+# a third of a warm plan; the index 0.2 ms, the same plans on the assistant suite's dev part (docs/tuning.md).
+FROM_ITEMS = 10_000
 
 
 def _libraries(items: int):
@@ -35,8 +38,8 @@ def _libraries(items: int):
         import Stemmer
     except ImportError:
         raise TenderError(
-            f"A catalogue of {items:,} items is searched through a BM25 index, which needs bm25s and PyStemmer: "
-            "pip install 'tender-mcp[large]'."
+            f"A catalogue of {items:,} items is searched through a BM25 index, which needs bm25s and PyStemmer "
+            "(dependencies of tender-mcp): pip install 'bm25s>=0.2' 'PyStemmer>=2.2'."
         ) from None
     return bm25s, Stemmer
 
