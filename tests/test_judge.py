@@ -123,3 +123,12 @@ def test_an_unserved_need_names_no_near_miss_of_the_other_form(catalog):
     named = plan(None).steps[0].other_form  # "no MCP server for this in the catalogue; ParkInfo is its web API"
     assert named is not None and named.score < 0.6
     assert plan(Judge(HashingEmbedder(), floor=0.99)).steps[0].other_form is None
+
+
+def test_the_judge_reads_what_a_need_asks_not_the_form_it_asks_in():
+    judge = Judge(HashingEmbedder())
+    text = "ZooInfo API: animals of the city zoo, through an MCP server"
+    asked = [("zoo animals API", 1, text), ("zoo animals MCP server", 1, text), ("zoo animals", 1, text)]
+    api, server, plain = judge.similarities(asked)
+    assert api == pytest.approx(plain) and server == pytest.approx(plain) and plain > 0
+    assert judge.similarities([("API", 1, text)])[0] > 0  # a need of form words alone is read as it is

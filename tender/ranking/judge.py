@@ -10,6 +10,7 @@ MCP suite, where it marked 23 of 169 and 11 of 413.
 
 A judge reads only what a plan would award (a few items a request), each item's text once a process."""
 
+import re
 import threading
 
 import numpy as np
@@ -22,6 +23,18 @@ KINDS = frozenset({"server", "api"})
 # Where it judges: catalogues that hold MCP servers (today's: servers of uneven descriptions by the thousand, beside
 # web APIs), where near misses are what a plan gets wrong. Not a catalogue of web APIs or plugins alone: on
 # MetaTool's plugins it turned away the right plugin with the wrong one (single-tool recall 0.545 -> 0.507, dev).
+
+
+# Words that say only which form a need takes ("a live gym occupancy API", "an MCP server for Jira"): the form is
+# chosen apart (policy.py), and the matcher read "API" in both texts as a match (ApiMedic, "a medical symptom checker
+# API", 0.35 to "live gym occupancy API", 0.27 to "live gym occupancy").
+_FORM_WORDS = re.compile(r"\bapis?\b|\bmcp(?: servers?| tools?)?\b", re.I)
+
+
+def what_it_asks(need: str) -> str:
+    """The need less the words that say its form; the need itself where nothing else is left."""
+    asked = " ".join(_FORM_WORDS.sub(" ", need).split())
+    return asked or need
 
 
 class Judge:
@@ -47,7 +60,7 @@ class Judge:
             with self._lock:
                 self._items[i] = vector
         needs = list(dict.fromkeys(need for need, _, _ in pairs))
-        vectors = self.embedder.embed(needs, role="query") if needs else []
+        vectors = self.embedder.embed([what_it_asks(need) for need in needs], role="query") if needs else []
         by_need = dict(zip(needs, vectors))
         return [float(by_need[need] @ self._items[i]) for need, i, _ in pairs]
 
