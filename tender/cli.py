@@ -1393,7 +1393,8 @@ def train():
 @click.option(
     "--kinds",
     help="Train the matcher on tool data of these kinds (comma-separated, or 'all': generated-functions, ml-models, "
-    "code-functions, rapidapi-endpoints, free-web-apis, plugins, mashups) instead of on mashups alone; writes a "
+    "code-functions, rapidapi-endpoints, free-web-apis, plugins, mashups; 'all,mcp-tools' adds MCP servers' tools "
+    "with needs the local model wrote, python -m tender.training.tool_needs) instead of on mashups alone; writes a "
     "low-rank delta folder (training/matcher.py).",
 )
 @click.option("--leave-out", default="", help="With --kinds: kinds left out (comma-separated), to judge on them.")

@@ -39,7 +39,7 @@ import numpy as np
 from tender.agents.text import mask_names
 from tender.catalog.encoders import DELTA_FILE, DELTA_RECORD, stock_torch_dir
 from tender.evaluation.datasets import Paths
-from tender.evaluation.kinds import KINDS, ToolSet, kind_of, read_set, sets_of
+from tender.evaluation.kinds import KINDS, NAMED_ONLY, ToolSet, kind_of, read_set, sets_of
 
 from .encoder import LORA_TARGETS, contrastive_step, warm_then_decay
 
@@ -407,7 +407,11 @@ def main(argv: list[str] | None = None) -> int:
         prog="tender train encoder --kinds", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--out", type=Path, required=True, help="folder to write delta.npz and delta.json into")
-    parser.add_argument("--kinds", default="all", help=f"comma-separated, or all ({', '.join(KINDS)})")
+    parser.add_argument(
+        "--kinds",
+        default="all",
+        help=f"comma-separated; all is {', '.join(KINDS)}; add {', '.join(NAMED_ONLY)} by name (all,mcp-tools)",
+    )
     parser.add_argument("--leave-out", default="", help="comma-separated kinds left out of --kinds")
     parser.add_argument("--data", type=Path, required=True, help="the shared data folder (../shared/data)")
     defaults = Settings()
@@ -416,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=Path, help="folder keeping each set's pairs, for other runs (default: --out)")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
-    kinds = list(KINDS) if args.kinds == "all" else args.kinds.split(",")
+    kinds = [k for word in args.kinds.split(",") for k in (list(KINDS) if word == "all" else [word])]
     kinds = [k for k in kinds if k not in set(filter(None, args.leave_out.split(",")))]
     settings = Settings(**{name: getattr(args, name) for name in asdict(defaults)})
     tag = config_hash(kinds, settings)
