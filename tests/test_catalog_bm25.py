@@ -17,6 +17,7 @@ QUERIES = [
     "music charts and artists",
 ]
 
+
 def rankings(catalog: Catalog) -> list[list[int]]:
     """Each query's items by BM25, those that share a word of weight with it (FTS5 also lists, at a score near 0,
     the items that share only words found in most items, such as "and"; the index leaves them out)."""
