@@ -91,8 +91,6 @@ class Ranker:
         self._ids = np.array(self._items.ids, dtype=np.int64)
         self._deprecated = {a.id for a in catalog.apis() if a.gone}
         self._uninstallable = {a.id for a in catalog.apis() if a.kind == "server" and not routes_of(a.details)}
-        # The matcher's judgement of what a plan would award (judge.py): only in a catalogue that holds MCP servers.
-        self.judge = judge if any(a.kind == "server" for a in catalog.apis()) else None
         self.eligibility = Eligibility(catalog.apis(), self._ids)
         self._high = scorer.high_for(catalog.source_kinds())
         # A tool of a server the catalogue lists as an item is a way to that server: its match is the server's.
@@ -107,6 +105,9 @@ class Ranker:
         self._mashups = mashups
         self._used_by: list[list[int]] = [catalog.get_mashup(int(m)).api_ids for m in mashups.ids]
         self.has_history = bool(len(mashups.ids))
+        # The matcher's judgement of what a plan would award (judge.py): only in a catalogue that holds MCP servers
+        # and has no usage history (past apps' use of items together is evidence the judge cannot see).
+        self.judge = judge if servers and not self.has_history else None
         self._uses = catalog.usage_counts()
         apis = catalog.apis()
         called = [
@@ -245,7 +246,7 @@ class Ranker:
         tools' names), not by one tool's, which let near misses through ("get_zpa_enrollment_certificate" of
         Zscaler for booking a dentist on Zocdoc)."""
         judge = self.judge
-        if judge is None or self.has_history:
+        if judge is None:
             return [None] * len(awards)
         asked = [
             (need, item, api.text()[:MAX_EMBEDDED_CHARS])
