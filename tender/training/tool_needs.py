@@ -20,10 +20,10 @@ import re
 import time
 from pathlib import Path
 
+from tender.evaluation.catalogues import MCP_LISTING
 from tender.evaluation.datasets import Paths
 
 SET = "mcp-tools"
-MCP_LISTING = Path(__file__).parent.parent / "evaluation" / "suites" / "mcp" / "listing.json"
 PER_SERVER = 2  # at most this many tools of one server, so that the sample spans many servers
 
 INSTRUCTIONS = (
@@ -51,6 +51,11 @@ EXAMPLES = [
         "how do I walk from the train station to the museum?",
     ),
 ]
+README = (
+    "Needs written by the local model (Qwen2.5-Coder-1.5B-Instruct) for tools the toolsdk MCP registry lists "
+    "(MIT, Copyright (c) toolsdk-ai; each record is its publisher's): `python -m tender.training.tool_needs`. "
+    "Split by server. Not for redistribution beyond the registry's licence.\n"
+)
 SCHEMA = {
     "type": "object",
     "properties": {"request": {"type": "string", "maxLength": 160}},
@@ -141,8 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     rng.shuffle(pool)
     model = load(args.model)
     args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "README.md").write_text(README, encoding="utf-8")  # the notice, however far the run gets
     done = (
-        {json.loads(line)["tool"] for line in (args.out / "queries.jsonl").open()}
+        {json.loads(line)["tools"][0] for line in (args.out / "queries.jsonl").open()}
         if (args.out / "queries.jsonl").is_file()
         else set()
     )
@@ -183,7 +189,6 @@ def main(argv: list[str] | None = None) -> int:
                         "query": request,
                         "tools": [ident],
                         "split": part_of(tool["server"]),
-                        "tool": ident,
                     }
                 )
                 + "\n"
@@ -193,12 +198,6 @@ def main(argv: list[str] | None = None) -> int:
             written += 1
             if written % 50 == 0:
                 print(f"{written} needs written, {time.monotonic() - started:.0f} s", flush=True)
-    (args.out / "README.md").write_text(
-        "Needs written by the local model (Qwen2.5-Coder-1.5B-Instruct) for tools the toolsdk MCP registry lists "
-        "(MIT, Copyright (c) toolsdk-ai; each record is its publisher's): `python -m tender.training.tool_needs`. "
-        "Split by server. Not for redistribution beyond the registry's licence.\n",
-        encoding="utf-8",
-    )
     print(f"{written} needs in {args.out}")
     return 0
 
