@@ -34,12 +34,14 @@ _FUNCTION_WORDS = frozenset(
     such same own new""".split()
 )
 # Words of asking, not of needing: a piece made only of these ("Additionally", "can you find", "I'm going", "Any
-# suggestions?") is how the request is put.
+# suggestions?") is how the request is put; so is one that asks only for the answer's form ("Is there any MCP
+# server", "Are there tools", "Do you know of a plugin"): the form is the caller's cue (agents/form.py), not a need.
 _ASKING = frozenset(
     """additionally furthermore moreover besides afterwards finally first next lastly along addition kindly thank
     thanks hi hello hey suggest suggestion suggestions recommend recommendation recommendations find tell know give
     help wonder wondering interested interest planning plan going looking look trying try able possible sure idea
-    ideas ive id ll re ve don isn doesn remember note ensure want need like would love wish""".split()
+    ideas ive id ll re ve don isn doesn remember note ensure want need like would love wish
+    mcp server servers tool tools plugin plugins exist exists existing anyone""".split()
 )
 # A request often opens by naming what is being built or who runs it: that piece is context.
 _FRAMING_OPENING = re.compile(
@@ -103,16 +105,56 @@ class Reading:
     context: list[str] = field(default_factory=list)
 
 
+# Words an opening that asks for an ability is made of, besides words with no function of their own: who is asked,
+# the form of the answer, and how a question or a wish is put ("Is there any MCP server that lets Claude", "What's
+# the best MCP server so Claude can", "Hey Claude — could you", "Does an MCP server exist for"). Never a verb a need
+# starts with (find, look, get, give, help): those stay the need's.
+_ASKER = frozenset(
+    "claude chatgpt copilot cursor windsurf cline goose gpt assistant assistants agent agents llm chatbot".split()
+)
+_FORM = frozenset("mcp mcps server servers tool tools plugin plugins integration integrations".split())
+_OPENING = (
+    _FUNCTION_WORDS
+    | _ASKER
+    | _FORM
+    | frozenset(
+        """hey hi hello please know knows anyone anybody exist exists existing looking possible best good recommend
+        recommended suggest install need needs want wants like love wish would able what's whats i'd id i've ai
+        coding personal local""".split()
+    )
+)
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+|[^\w\s]+")
+
+
+def _opening(piece: str) -> int:
+    """Where an opening that asks for an ability ends: the first word of the piece that is not of _OPENING (0 where
+    the words before it name neither who is asked nor the form of the answer)."""
+    said, end = False, 0
+    for token in _TOKEN.finditer(piece):
+        word = token.group(0).lower().replace("’", "'")
+        if not word[0].isalnum():
+            continue  # "Hey Claude — could you", "Claude, can you"
+        if word not in _OPENING and not (word in ("desktop", "code") and said):
+            break
+        said = said or word in _ASKER or word in _FORM
+        end = token.end()
+    else:
+        end = len(piece)
+    return end if said else 0
+
+
 def addressed(piece: str) -> tuple[str, str]:
-    """(who is asked, the rest) of a piece that opens by asking the assistant ("let Claude", "read my calendar");
-    ("", piece) where it does not, or where nothing of substance follows."""
+    """(who is asked, the rest) of a piece that opens by asking the assistant ("let Claude", "read my calendar") or
+    by asking for the form of the answer ("Does an MCP server exist for", "searching arXiv"); ("", piece) where it
+    does not, or where nothing of substance follows."""
     match = _ADDRESS.match(piece)
-    if match is None:
+    end = max(match.end() if match else 0, _opening(piece))
+    if end == 0:
         return "", piece
-    rest = piece[match.end() :].strip()
+    rest = piece[end:].strip(" ,—–-:")
     if rest and not content_words(rest):
         return "", piece
-    return match.group(0).strip(" ,"), rest
+    return piece[:end].strip(" ,—–-:"), rest
 
 
 def _pieces(text: str) -> list[tuple[str, str]]:
