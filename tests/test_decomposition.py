@@ -71,6 +71,28 @@ def test_who_is_asked_is_context_and_what_it_is_asked_to_do_is_the_need():
     ]
 
 
+@pytest.mark.parametrize(
+    "requirement, need",
+    [
+        ("Is there any MCP server that lets Claude search arXiv papers?", "search arXiv papers"),
+        ("Does an MCP server exist for searching arXiv papers by topic?", "searching arXiv papers by topic"),
+        ("Looking for an MCP server to upload files to S3", "upload files to S3"),
+        ("What's the best MCP server so Claude can search my Zotero library", "search my Zotero library"),
+        ("Hey Claude — could you look up a customer in Stripe", "look up a customer in Stripe"),
+        ("Do you know of a tool that lets my agent create Jira tickets", "create Jira tickets"),
+    ],
+)
+def test_asking_for_an_ability_is_context_in_any_form_of_the_question(requirement, need):
+    reading = read(requirement)
+    assert reading.needs == [need]
+    assert reading.context  # what was asked and of whom, kept where the plan shows it
+
+
+def test_an_opening_that_names_no_assistant_or_form_is_left_to_the_need():
+    assert read("find the best route to the airport").needs == ["find the best route to the airport"]
+    assert read("Can Claude find hotels in Paris").needs == ["find hotels in Paris"]
+
+
 def test_an_app_s_own_words_are_not_taken_for_the_assistant():
     assert read("I want my dashboard to show prices").needs == ["I want my dashboard to show prices"]
     assert read("Let me know the weather").needs == ["Let me know the weather"]

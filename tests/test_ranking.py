@@ -187,3 +187,34 @@ def test_the_calibration_weighs_each_source_alike_and_finds_the_bar_for_a_kind_i
     rows = held_out_reliability(scorer, [source("a", 200, 0.9), source("b", 200, 0.9)], 0.6)
     assert [r["source"] for r in rows] == ["a", "b"] and all(r["called"] == 200 for r in rows)
     assert 0.6 <= unseen_bar(scorer, [source("a", 200, 0.9), source("b", 200, 0.9)]) <= 0.95
+
+
+def test_refitting_only_the_words_keeps_every_score_and_records_the_bar_for_unseen_kinds(tmp_path, monkeypatch):
+    import argparse
+
+    from tender.training import ranker as training
+
+    rng = np.random.default_rng(1)
+
+    def source(name, rows, right):
+        x = [np.r_[rng.normal(size=len(FEATURES) - 1), 0.0] for _ in range(rows)]
+        return training.Examples(name, x, [float(rng.random() < right) for _ in range(rows)], list(range(rows)))
+
+    monkeypatch.setattr(training, "dev_examples", lambda *a: [source("judged", 300, 0.7)])
+    monkeypatch.setattr(training, "tool_dev_examples", lambda *a: [source("tools", 300, 0.4)])
+    monkeypatch.setattr(
+        training, "source_kinds", lambda catalogues, name: {"openapi" if name == "openapi" else "jsonl"}
+    )
+    shipped = Scorer.load()
+    out = tmp_path / "model.json"
+    out.write_text(shipped.model_dump_json())
+    args = argparse.Namespace(out=out, dev=300, seed=0, quiet=True)
+    assert training.refit_words(args, None, None, 0.0) == 0
+    refitted = Scorer.load(out)
+    assert refitted.model_dump(exclude={"calibrated_kinds", "high_unseen", "fitted_on"}) == shipped.model_dump(
+        exclude={"calibrated_kinds", "high_unseen", "fitted_on"}
+    )
+    assert refitted.calibrated_kinds == ("jsonl", "openapi") and refitted.high_unseen is not None
+    assert [row["source"] for row in refitted.fitted_on["words"]["held_out"]] == ["judged", "tools"]
+    with pytest.raises(SystemExit):
+        training.refit_words(argparse.Namespace(out=tmp_path / "none.json", dev=300, seed=0, quiet=True), None, None, 0)

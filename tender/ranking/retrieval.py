@@ -17,7 +17,7 @@ from tender.catalog import Catalog
 from tender.catalog.build import MAX_EMBEDDED_CHARS
 from tender.catalog.servers import routes_of
 
-from .evidence import Evidence
+from .evidence import HIGH, Evidence
 from .judge import KINDS as JUDGED_KINDS
 from .judge import Judge
 from .lexical import query_terms
@@ -240,7 +240,9 @@ class Ranker:
     def refused(self, awards: list[tuple[str, int, float, Evidence]]) -> list[float | None]:
         """For each (need, item, score, evidence) about to be awarded or named: the judge's similarity of the need
         and the item's own text where it finds the item does not serve the need, else None. Put to it only: a
-        doubtful award (below "likely": the ranking's words are calibrated) of a whole service (judge.KINDS) the
+        doubtful award (below HIGH, the calibrated "likely"; not the higher bar the words keep for a kind of catalogue
+        the calibration never saw: acting below it too won 5 dev plans and lost 1, not an interval's support, and
+        docs/tuning.md has it) of a whole service (judge.KINDS) the
         need does not name, in a catalogue that holds MCP servers and has no usage history (past apps' use of
         items together is evidence the judge cannot see). A server is read by its own text (title, description,
         tools' names), not by one tool's, which let near misses through ("get_zpa_enrollment_certificate" of
@@ -251,9 +253,7 @@ class Ranker:
         asked = [
             (need, item, api.text()[:MAX_EMBEDDED_CHARS])
             for need, item, score, evidence in awards
-            if score < evidence.high
-            and evidence.named <= 0
-            and (api := self.catalog.get_api(item)).kind in JUDGED_KINDS
+            if score < HIGH and evidence.named <= 0 and (api := self.catalog.get_api(item)).kind in JUDGED_KINDS
         ]
         said = dict(zip([(n, i) for n, i, _ in asked], judge.similarities(asked))) if asked else {}
         out: list[float | None] = []
