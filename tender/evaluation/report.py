@@ -124,6 +124,31 @@ def _reliability(summary: dict) -> list[str]:
     return lines + [""]
 
 
+def _words(summary: dict) -> list[str]:
+    w = summary.get("words")
+    if not w:
+        return []
+    lines = [
+        '## "Likely" on a kind of catalogue the calibration never saw',
+        "",
+        f"Candidates of each source's {w['part']} part (need-level, no usage history) that the words call likely, and "
+        'the share of them that serve the need, with the calibration and the bar for "likely" fitted on the dev '
+        "parts of every other source, as if this kind had never been seen; the eval-only sets (every request, never "
+        "fitted on) with both fitted on every dev source. At 0.6 is what a calibrated kind is told; the bar is what "
+        'a plan on a kind its model\'s calibration never saw says "likely" from (`python -m tender.training.words`).',
+        "",
+        "| source | held out | candidates | bar | likely at 0.6 | right | likely at the bar | right |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in w["rows"]:
+        high, bar = row["at_high"], row["at_bar"]
+        lines.append(
+            f"| {row['source']} | {'yes' if row['held_out'] else 'never seen'} | {row['candidates']} | "
+            f"{row['bar']:.2f} | {high['called']} | {_fmt(high['right'])} | {bar['called']} | {_fmt(bar['right'])} |"
+        )
+    return lines + [""]
+
+
 def _targets(summary: dict) -> list[str]:
     lines = ["## Targets", "", "| target | measured | met |", "|---|---|---|"]
     for target in TARGETS:
@@ -262,6 +287,7 @@ def write_results(
     if records and encoders:
         lines += _encoders(list(records), encoders, stamp["encoder"])
     lines += _reliability(summary)
+    lines += _words(summary)
     if records and before:
         lines += _against(list(records), list(before), "the rule cascade (tag pre-ranking: 3fe9934's ranking)")
     Path(path).parent.mkdir(parents=True, exist_ok=True)

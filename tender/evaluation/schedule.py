@@ -168,6 +168,8 @@ def report(out: Path) -> dict:
     }
     if (out / "decomposition.json").is_file():
         summary["decomposition"] = json.loads((out / "decomposition.json").read_text())
+    if (out / "words.json").is_file():  # written by `python -m tender.training.words --out OUT/words.json`
+        summary["words"] = json.loads((out / "words.json").read_text())
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
 

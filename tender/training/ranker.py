@@ -317,30 +317,41 @@ def source_kinds(catalogues: Catalogues, name: str) -> set[str]:
         catalog.close()
 
 
-def tool_dev_examples(paths: Paths, catalogues: Catalogues, sample: int, seed: int, progress: bool) -> list[Examples]:
+def tool_dev_examples(
+    paths: Paths,
+    catalogues: Catalogues,
+    sample: int,
+    seed: int,
+    progress: bool,
+    part: str = "dev",
+    sets: Iterable[str] = TRAINABLE,
+) -> list[Examples]:
     """Examples from the dev parts of the tool-retrieval sets (kinds the model is never fitted on): each request read
-    as functions by the embedded decomposition, each gold tool labelling the function nearest to it."""
+    as functions by the embedded decomposition, each gold tool labelling the function nearest to it. Another part
+    (`part`) and other sets only to report on (training/words.py)."""
     from tender.evaluation.kinds import any_dataset
 
     out = []
     rng = random.Random(seed)
-    for name in TRAINABLE:
+    for name in sets:
         data = any_dataset(f"tools-{name}")
         catalog = catalogues.open(data.catalogue)
         try:
-            queries = data.queries(paths, "dev", catalog)
+            queries = data.queries(paths, part, catalog)
             queries = rng.sample(queries, min(sample, len(queries)))
             requests = [(q.text, q.gold_items) for q in queries]
-            out.append(examples(f"tools-{name} dev", catalog, requests, progress, functions=True))
+            out.append(examples(f"tools-{name} {part}", catalog, requests, progress, functions=True))
         finally:
             catalog.close()
     return out
 
 
-def dev_examples(paths: Paths, catalogues: Catalogues, sample: int, seed: int, progress: bool) -> list[Examples]:
+def dev_examples(
+    paths: Paths, catalogues: Catalogues, sample: int, seed: int, progress: bool, part: str = "dev"
+) -> list[Examples]:
     """Need-level examples from dev parts (for calibration only): MetaTool's single-tool requests (each a need of
     one held-out tool), the judged suites' functions (their need, in their requirement), and ProgrammableWeb's dev
-    mashups read whole (with usage history)."""
+    mashups read whole (with usage history). Another part (`part`) only to report on (training/words.py)."""
     from tender.evaluation.datasets import DATASETS
 
     out = []
@@ -348,29 +359,31 @@ def dev_examples(paths: Paths, catalogues: Catalogues, sample: int, seed: int, p
     single = DATASETS["metatool-single"]
     catalog = catalogues.open("metatool")
     try:
-        queries = rng.sample(single.queries(paths, "dev", catalog), sample)
+        queries = rng.sample(single.queries(paths, part, catalog), sample)
         out.append(
-            need_examples("metatool-single dev", catalog, [(q.text, q.text, q.gold_items) for q in queries], progress)
+            need_examples(
+                f"metatool-single {part}", catalog, [(q.text, q.text, q.gold_items) for q in queries], progress
+            )
         )
     finally:
         catalog.close()
     for name, history in (("openapi-suite", False), ("programmableweb-suite", False), ("programmableweb-suite", True)):
         data = DATASETS[name]
-        catalog = catalogues.open(data.catalogue, data.hidden(paths, "dev"), history=history)
+        catalog = catalogues.open(data.catalogue, data.hidden(paths, part), history=history)
         try:
             needs = [
-                (f.need, q.text, set(f.acceptable)) for q in data.queries(paths, "dev", catalog) for f in q.functions
+                (f.need, q.text, set(f.acceptable)) for q in data.queries(paths, part, catalog) for f in q.functions
             ]
-            label = f"{name} dev, judged needs, {'history' if history else 'no history'}"
+            label = f"{name} {part}, judged needs, {'history' if history else 'no history'}"
             out.append(need_examples(label, catalog, needs, progress))
         finally:
             catalog.close()
     data = DATASETS["programmableweb"]
-    catalog = catalogues.open(data.catalogue, data.hidden(paths, "dev"), history=True)
+    catalog = catalogues.open(data.catalogue, data.hidden(paths, part), history=True)
     try:
-        queries = rng.sample(data.queries(paths, "dev", catalog), min(sample, 640))
+        queries = rng.sample(data.queries(paths, part, catalog), min(sample, 640))
         out.append(
-            examples("programmableweb dev, history", catalog, [(q.text, q.gold_items) for q in queries], progress)
+            examples(f"programmableweb {part}, history", catalog, [(q.text, q.gold_items) for q in queries], progress)
         )
     finally:
         catalog.close()

@@ -1,6 +1,6 @@
 """Does a learned segmenter beat the decomposition's rules? Measured, not assumed.
 
-The only segmentations Tender has are the decomposition suite's dev part (70 requirements with gold need and
+The only segmentations Tender has are the decomposition suite's dev part (90 requirements with gold need and
 context spans). Both readers cut a requirement into the same pieces (decomposition._pieces); the rules then call
 each piece a need, a detail of the need before it, or context. The learned reader makes that call with a logistic
 model per decision over simple features of the piece (its first word, the words that cut it off, its content words,
