@@ -218,3 +218,31 @@ def test_refitting_only_the_words_keeps_every_score_and_records_the_bar_for_unse
     assert [row["source"] for row in refitted.fitted_on["words"]["held_out"]] == ["judged", "tools"]
     with pytest.raises(SystemExit):
         training.refit_words(argparse.Namespace(out=tmp_path / "none.json", dev=300, seed=0, quiet=True), None, None, 0)
+
+
+def test_likely_on_a_held_out_kind_is_read_with_a_calibration_that_never_saw_it():
+    from tender.evaluation.report import _words
+    from tender.training.ranker import Examples
+    from tender.training.words import reliability
+
+    rng = np.random.default_rng(2)
+    scorer = Scorer(weights=tuple([1.0] + [0.0] * (len(FEATURES) - 1)), bias=0.0)
+
+    def source(name, rows, slope):
+        x, y = [], []
+        for _ in range(rows):
+            v = np.zeros(len(FEATURES))
+            v[0] = rng.normal()
+            x.append(v)
+            y.append(float(rng.random() < 1 / (1 + np.exp(-slope * v[0]))))
+        return Examples(name, x, y, list(range(rows)))
+
+    dev = [source("alike dev", 400, 3.0), source("wild dev", 400, 0.2)]
+    reported = [source("alike test", 400, 3.0), source("wild test", 400, 0.2)]
+    rows = reliability(scorer, dev, reported, [source("never seen test", 200, 3.0)])
+    assert [r["source"] for r in rows] == ["alike", "wild", "never seen"]
+    assert [r["held_out"] for r in rows] == [True, True, False]
+    # Held out, "alike" is read with the calibration of "wild" alone: fitted on a kind that says little.
+    assert all(r["at_bar"]["called"] <= r["at_high"]["called"] for r in rows)
+    table = _words({"words": {"part": "test", "rows": rows}})
+    assert table[0].startswith("## ") and sum(line.startswith("| alike |") for line in table) == 1
