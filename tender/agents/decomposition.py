@@ -33,15 +33,17 @@ _FUNCTION_WORDS = frozenset(
     do does did done get gets got let lets please also just only very so than then too more most other another
     such same own new""".split()
 )
+# Words that say the form of the answer, not what it is to do: the form is the caller's cue (agents/form.py).
+_FORM = frozenset("mcp mcps server servers tool tools plugin plugins integration integrations".split())
 # Words of asking, not of needing: a piece made only of these ("Additionally", "can you find", "I'm going", "Any
 # suggestions?") is how the request is put; so is one that asks only for the answer's form ("Is there any MCP
-# server", "Are there tools", "Do you know of a plugin"): the form is the caller's cue (agents/form.py), not a need.
-_ASKING = frozenset(
+# server", "Are there tools", "Do you know of a plugin").
+_ASKING = _FORM | frozenset(
     """additionally furthermore moreover besides afterwards finally first next lastly along addition kindly thank
     thanks hi hello hey suggest suggestion suggestions recommend recommendation recommendations find tell know give
     help wonder wondering interested interest planning plan going looking look trying try able possible sure idea
-    ideas ive id ll re ve don isn doesn remember note ensure want need like would love wish
-    mcp server servers tool tools plugin plugins exist exists existing anyone""".split()
+    ideas ive id ll re ve don isn doesn remember note ensure want need like would love wish exist exists existing
+    anyone""".split()
 )
 # A request often opens by naming what is being built or who runs it: that piece is context.
 _FRAMING_OPENING = re.compile(
@@ -112,7 +114,6 @@ class Reading:
 _ASKER = frozenset(
     "claude chatgpt copilot cursor windsurf cline goose gpt assistant assistants agent agents llm chatbot".split()
 )
-_FORM = frozenset("mcp mcps server servers tool tools plugin plugins integration integrations".split())
 _OPENING = (
     _FUNCTION_WORDS
     | _ASKER
@@ -123,6 +124,7 @@ _OPENING = (
         coding personal local""".split()
     )
 )
+_ASKER_SECOND = frozenset(("desktop", "code"))  # "Claude Desktop", "Claude Code": words of a need elsewhere
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+|[^\w\s]+")
 
 
@@ -134,7 +136,7 @@ def _opening(piece: str) -> int:
         word = token.group(0).lower().replace("’", "'")
         if not word[0].isalnum():
             continue  # "Hey Claude — could you", "Claude, can you"
-        if word not in _OPENING and not (word in ("desktop", "code") and said):
+        if word not in _OPENING and not (word in _ASKER_SECOND and said):
             break
         said = said or word in _ASKER or word in _FORM
         end = token.end()

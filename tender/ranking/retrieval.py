@@ -240,9 +240,8 @@ class Ranker:
     def refused(self, awards: list[tuple[str, int, float, Evidence]]) -> list[float | None]:
         """For each (need, item, score, evidence) about to be awarded or named: the judge's similarity of the need
         and the item's own text where it finds the item does not serve the need, else None. Put to it only: a
-        doubtful award (below HIGH, the calibrated "likely"; not the higher bar the words keep for a kind of catalogue
-        the calibration never saw: acting below it too won 5 dev plans and lost 1, not an interval's support, and
-        docs/tuning.md has it) of a whole service (judge.KINDS) the
+        doubtful award (below HIGH, "likely" where the ranking is calibrated; docs/tuning.md measured the higher bar
+        the words keep on kinds it never saw, and no interval supported it) of a whole service (judge.KINDS) the
         need does not name, in a catalogue that holds MCP servers and has no usage history (past apps' use of
         items together is evidence the judge cannot see). A server is read by its own text (title, description,
         tools' names), not by one tool's, which let near misses through ("get_zpa_enrollment_certificate" of
