@@ -140,7 +140,7 @@ def _words(summary: dict) -> list[str]:
         "| source | held out | candidates | bar | likely at 0.6 | right | likely at the bar | right |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for row in w["rows"]:
+    for row in (r for r in w["rows"] if r["candidates"]):  # a source read with history has no cold candidates
         high, bar = row["at_high"], row["at_bar"]
         lines.append(
             f"| {row['source']} | {'yes' if row['held_out'] else 'never seen'} | {row['candidates']} | "
