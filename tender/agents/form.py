@@ -27,7 +27,7 @@ _ASSISTANT = re.compile(
 )
 # ... or an app, a site, a bot someone builds (which calls web APIs).
 _APP = re.compile(
-    r"\b(?:(?:an?|my|our|the|this) (?:\w+[- ])?(?:web ?)?(?:app|application|site|website|web ?page|page|bot|"
+    r"\b(?:(?:an?|my|our|the|this) (?:\w+(?:-\w+)*[- ])?(?:web ?)?(?:app|application|site|website|web ?page|page|bot|"
     r"dashboard|backend|frontend|service|platform|product|widget|plugin|extension|game|tool for (?:our|my) users)s?|"
     r"(?:i'?m|i am|we'?re|we are) (?:building|making|creating|developing|writing|designing)|"
     r"(?:build|make|create|develop|code|write) (?:an?|my|our) |web api|rest api|an api\b|apis? (?:for|to|that)|"
