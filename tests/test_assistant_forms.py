@@ -164,6 +164,12 @@ def test_in_a_catalogue_of_one_form_the_form_chooses_nothing(catalog_path, embed
             ["control a browser to click through my site", "headlines for the site"],
             ["mcp_server", "web_api"],
         ),
+        # an app named by a compound is an app still
+        (
+            "Have Claude sort the photos in my Dropbox; the check-in app needs to generate a QR code for every ticket",
+            ["sort the photos in my Dropbox", "the check-in app needs to generate a QR code for every ticket"],
+            ["mcp_server", "web_api"],
+        ),
     ],
 )
 def test_forms_are_read_per_need(requirement, needs, forms):
