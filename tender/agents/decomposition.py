@@ -36,14 +36,14 @@ _FUNCTION_WORDS = frozenset(
 # Words that say the form of the answer, not what it is to do: the form is the caller's cue (agents/form.py).
 _FORM = frozenset("mcp mcps server servers tool tools plugin plugins integration integrations".split())
 # Words of asking, not of needing: a piece made only of these ("Additionally", "can you find", "I'm going", "Any
-# suggestions?") is how the request is put; so is one that asks only for the answer's form ("Is there any MCP
-# server", "Are there tools", "Do you know of a plugin").
+# suggestions?", "what do I install", "which one should we use") is how the request is put; so is one that asks only
+# for the answer's form ("Is there any MCP server", "Are there tools", "Do you know of a plugin").
 _ASKING = _FORM | frozenset(
     """additionally furthermore moreover besides afterwards finally first next lastly along addition kindly thank
     thanks hi hello hey suggest suggestion suggestions recommend recommendation recommendations find tell know give
     help wonder wondering interested interest planning plan going looking look trying try able possible sure idea
     ideas ive id ll re ve don isn doesn remember note ensure want need like would love wish exist exists existing
-    anyone""".split()
+    anyone install installed plug use using one ones""".split()
 )
 # A request often opens by naming what is being built or who runs it: that piece is context.
 _FRAMING_OPENING = re.compile(
@@ -119,7 +119,7 @@ _OPENING = (
     | _ASKER
     | _FORM
     | frozenset(
-        """hey hi hello please know knows anyone anybody exist exists existing looking possible best good recommend
+        """hey hi hello ok okay please know knows anyone anybody exist exists existing looking possible best good recommend
         recommended suggest install need needs want wants like love wish would able what's whats i'd id i've ai
         coding personal local""".split()
     )
