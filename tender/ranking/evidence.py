@@ -116,8 +116,9 @@ def _top(rank: int) -> float:
     return 1.0 / math.log2(rank + 1) if rank > 0 else 0.0
 
 
-def vector(e: Evidence) -> np.ndarray:
-    """The scorer's input for one piece of evidence, in FEATURES order."""
+def vector(e: Evidence, description_only: bool = False) -> np.ndarray:
+    """The scorer's input for one piece of evidence, in FEATURES order; `description_only`: as if the catalogue had
+    no usage history (the item read by its description alone, scorer.probabilities)."""
     base = np.array(
         [
             e.dense,
@@ -130,10 +131,10 @@ def vector(e: Evidence) -> np.ndarray:
             e.name_gap,
             e.lexical,
             _top(e.lexical_rank),
-            e.history,
-            e.history_requirement,
+            0.0 if description_only else e.history,
+            0.0 if description_only else e.history_requirement,
             e.named,
         ]
     )
-    h = float(e.catalogue_history)
+    h = 0.0 if description_only else float(e.catalogue_history)
     return np.concatenate([base * h, base * (1 - h), [h]])

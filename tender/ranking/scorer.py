@@ -139,13 +139,15 @@ class Scorer(BaseModel):
     def _w(self) -> np.ndarray:
         return np.array(self.weights)
 
-    def logits(self, evidence: list[Evidence]) -> np.ndarray:
+    def logits(self, evidence: list[Evidence], description_only: bool = False) -> np.ndarray:
+        """The calibrated log-odds; `description_only`: each item read as in a catalogue without usage history."""
         if not evidence:
             return np.zeros(0)
-        x = np.stack([vector(e) for e in evidence])
+        x = np.stack([vector(e, description_only) for e in evidence])
         z = x @ self._w + self.bias
         for regime, (slope, intercept) in self.calibration.items():
-            rows = np.array([(e.catalogue_history == (regime == "history")) for e in evidence])
+            history = np.array([e.catalogue_history and not description_only for e in evidence])
+            rows = history if regime == "history" else ~history
             z = np.where(rows, slope * z + intercept, z)
         return z
 
@@ -159,7 +161,7 @@ class Scorer(BaseModel):
         with_history = _sigmoid(self.logits(evidence))
         if not any(e.catalogue_history for e in evidence):
             return with_history
-        alone = _sigmoid(self.logits([_description_only(e) for e in evidence]))
+        alone = _sigmoid(self.logits(evidence, description_only=True))
         serves = alone >= self.objective.cost_for(False)
         return (
             np.maximum(with_history, alone)
@@ -170,10 +172,6 @@ class Scorer(BaseModel):
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
-
-
-def _description_only(e: Evidence) -> Evidence:
-    return e.model_copy(update={"catalogue_history": False, "history": 0.0, "history_requirement": 0.0})
 
 
 def untrained() -> Scorer:
