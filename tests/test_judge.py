@@ -132,24 +132,3 @@ def test_the_judge_reads_what_a_need_asks_not_the_form_it_asks_in():
     api, server, plain = judge.similarities(asked)
     assert api == pytest.approx(plain) and server == pytest.approx(plain) and plain > 0
     assert judge.similarities([("API", 1, text)])[0] > 0  # a need of form words alone is read as it is
-
-
-def test_an_item_that_does_not_say_what_it_does_is_not_judged(tmp_path, embedder):
-    from tender.ranking.evidence import Evidence
-
-    catalog = build(tmp_path, [*WEB_APIS, web_api("parks-feed", ""), *items_of(SERVER)], embedder)
-    ranker = Tender(catalog, judge=Judge(HashingEmbedder(), floor=0.99)).ranker
-    ids = {a.name: a.id for a in catalog.apis()}
-    doubtful = Evidence(
-        dense=0.5,
-        dense_gap=0.0,
-        dense_rank=1,
-        dense_requirement=0.5,
-        name=0.3,
-        name_gap=0.0,
-        lexical=0.0,
-        lexical_rank=0,
-    )
-    said = ranker.refused([("park alerts", ids[name], 0.5, doubtful) for name in ("ParkInfo", "parks-feed")])
-    assert said[0] is not None  # its description is judged, and found wanting at this floor
-    assert said[1] is None  # a name alone: nothing to judge
