@@ -101,9 +101,6 @@ class Ranker:
             if a.kind == "tool" and str(a.details.get("of_server") or "") in servers
         }
         self._tool_names = {a.id: a.tool for a in catalog.apis() if a.id in self._server_of}
-        # Items that say what they do: a description of their own, or tools listed. The judge reads only these: of
-        # a server known by its name alone it can judge nothing but the name.
-        self._described = {a.id for a in catalog.apis() if a.description.strip()} | set(self._server_of.values())
         mashups = catalog.vectors("mashup")
         self._mashups = mashups
         self._used_by: list[list[int]] = [catalog.get_mashup(int(m)).api_ids for m in mashups.ids]
@@ -244,22 +241,18 @@ class Ranker:
         """For each (need, item, score, evidence) about to be awarded or named: the judge's similarity of the need
         and the item's own text where it finds the item does not serve the need, else None. Put to it only: a
         doubtful award (below HIGH, "likely" where the ranking is calibrated; docs/tuning.md measured the higher bar
-        the words keep on kinds it never saw, and no interval supported it) of a whole service (judge.KINDS) that
-        says what it does (a description, or tools listed: of a server known by its name alone there is nothing to
-        judge) and that the need does not name, in a catalogue that holds MCP servers and has no usage history
-        (past apps' use of items together is evidence the judge cannot see). A server is read by its own text
-        (title, description, tools' names), not by one tool's, which let near misses through
-        ("get_zpa_enrollment_certificate" of Zscaler for booking a dentist on Zocdoc)."""
+        the words keep on kinds it never saw, and no interval supported it) of a whole service (judge.KINDS) the
+        need does not name, in a catalogue that holds MCP servers and has no usage history (past apps' use of
+        items together is evidence the judge cannot see). A server is read by its own text (title, description,
+        tools' names), not by one tool's, which let near misses through ("get_zpa_enrollment_certificate" of
+        Zscaler for booking a dentist on Zocdoc)."""
         judge = self.judge
         if judge is None:
             return [None] * len(awards)
         asked = [
             (need, item, api.text()[:MAX_EMBEDDED_CHARS])
             for need, item, score, evidence in awards
-            if score < HIGH
-            and evidence.named <= 0
-            and item in self._described
-            and (api := self.catalog.get_api(item)).kind in JUDGED_KINDS
+            if score < HIGH and evidence.named <= 0 and (api := self.catalog.get_api(item)).kind in JUDGED_KINDS
         ]
         said = dict(zip([(n, i) for n, i, _ in asked], judge.similarities(asked))) if asked else {}
         out: list[float | None] = []
