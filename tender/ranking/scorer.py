@@ -145,8 +145,8 @@ class Scorer(BaseModel):
             return np.zeros(0)
         x = np.stack([vector(e, description_only) for e in evidence])
         z = x @ self._w + self.bias
+        history = np.array([e.catalogue_history and not description_only for e in evidence])
         for regime, (slope, intercept) in self.calibration.items():
-            history = np.array([e.catalogue_history and not description_only for e in evidence])
             rows = history if regime == "history" else ~history
             z = np.where(rows, slope * z + intercept, z)
         return z

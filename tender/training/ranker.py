@@ -274,36 +274,44 @@ def calibrate(scorer: Scorer, sources: list[Examples]) -> dict[str, tuple[float,
     return out
 
 
+def held_out_probabilities(
+    scorer: Scorer, calibrated_on: list[Examples], held: Examples
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """`held`'s candidates in a catalogue without history, read with a calibration fitted on `calibrated_on` alone:
+    (their probabilities, whether each serves the function); None where there is nothing to read or to fit on."""
+    rows = [(x, y) for x, y in zip(held.x, held.y) if x[-1] != 1.0]
+    if not rows or not calibrated_on:
+        return None
+    slope, intercept = calibrate(scorer, calibrated_on).get("cold", (1.0, 0.0))
+    z = np.array([x @ np.array(scorer.weights) + scorer.bias for x, _ in rows]) * slope + intercept
+    return 1 / (1 + np.exp(-np.clip(z, -40, 40))), np.array([y for _, y in rows])
+
+
+def called_likely(p: np.ndarray, y: np.ndarray, high: float) -> dict:
+    """How many candidates score `high` or more, and the share of them that serve the function."""
+    called = p >= high
+    return {"called": int(called.sum()), "right": round(float(y[called].mean()), 3) if called.any() else None}
+
+
 def held_out_reliability(scorer: Scorer, sources: list[Examples], high: float) -> list[dict]:
     """Words on a kind the calibration never saw: for each cold source, the calibration fitted on the others, and
     of that source's candidates scored `high` or more, how many there are and the share that serve the function."""
-    out = []
-    for held in sources:
-        rest = [s for s in sources if s is not held]
-        rows = [(x, y) for x, y in zip(held.x, held.y) if x[-1] != 1.0]
-        if not rows or not rest:
-            continue
-        slope, intercept = calibrate(scorer, rest).get("cold", (1.0, 0.0))
-        z = np.array([x @ np.array(scorer.weights) + scorer.bias for x, _ in rows]) * slope + intercept
-        p = 1 / (1 + np.exp(-np.clip(z, -40, 40)))
-        y = np.array([y for _, y in rows])
-        called = p >= high
-        out.append(
-            {
-                "source": held.source,
-                "called": int(called.sum()),
-                "right": round(float(y[called].mean()), 3) if called.any() else None,
-            }
-        )
-    return out
+    return [{"source": held.source, **called_likely(*read, high)} for held, read in _held_out(scorer, sources)]
+
+
+def _held_out(scorer: Scorer, sources: list[Examples]) -> list[tuple[Examples, tuple[np.ndarray, np.ndarray]]]:
+    """Each source with its candidates read by a calibration fitted on the others (those with any to read)."""
+    read = [(held, held_out_probabilities(scorer, [s for s in sources if s is not held], held)) for held in sources]
+    return [(held, r) for held, r in read if r is not None]
 
 
 def unseen_bar(scorer: Scorer, sources: list[Examples], right: float = 0.8, least: int = 20) -> float:
     """The lowest score (0.60, 0.65, ... 0.95) from which candidates were right at least `right` of the time on every
     cold dev source held out of the calibration (sources with fewer than `least` such candidates not counted): the
     bar for "likely" on a kind of catalogue the calibration never saw."""
+    read = [r for _, r in _held_out(scorer, sources)]  # each source's calibration fitted once, read at every bar
     for bar in np.arange(0.60, 0.951, 0.05):
-        rows = held_out_reliability(scorer, sources, float(bar))
+        rows = [called_likely(p, y, float(bar)) for p, y in read]
         if all(r["right"] >= right for r in rows if r["called"] >= least and r["right"] is not None):
             return round(float(bar), 2)
     return 0.95
@@ -464,15 +472,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.kinds_calibration:
         development += tool_dev_examples(paths, catalogues, args.dev, args.seed, progress)
     calibration = calibrate(fitted, development)
-    from tender.ranking.evidence import HIGH
-
-    held_out = held_out_reliability(fitted, development, HIGH)
-    for row in held_out:
-        print(f"  held out of the calibration: {row}", file=sys.stderr)
-    bar = unseen_bar(fitted, development)
     calibrated = list(CALIBRATED_ON) + ([f"tools-{name}" for name in TRAINABLE] if args.kinds_calibration else [])
-    kinds = sorted({kind for name in calibrated for kind in source_kinds(catalogues, name)})
-    print(f"  calibrated on {kinds}; likely elsewhere from {bar}", file=sys.stderr)
+    held_out, bar, kinds = fit_words(fitted, development, catalogues, calibrated)
     scorer = fitted.model_copy(
         update={"calibration": calibration, "calibrated_kinds": tuple(kinds), "high_unseen": bar}
     )
@@ -521,24 +522,33 @@ def main(argv: list[str] | None = None) -> int:
 CALIBRATED_ON = ("metatool", "openapi", "programmableweb")
 
 
+def fit_words(
+    scorer: Scorer, development: list[Examples], catalogues: Catalogues, calibrated: list[str]
+) -> tuple[list[dict], float, list[str]]:
+    """A model's words: how "likely" (0.6) held on each dev source held out of a calibration, the bar for "likely"
+    on a kind the calibration never saw, and the kinds of catalogue the `calibrated` datasets' are."""
+    from tender.ranking.evidence import HIGH
+
+    held_out = held_out_reliability(scorer, development, HIGH)
+    for row in held_out:
+        print(f"  held out of the calibration: {row}", file=sys.stderr)
+    bar = unseen_bar(scorer, development)
+    kinds = sorted({kind for name in calibrated for kind in source_kinds(catalogues, name)})
+    print(f"  calibrated on {kinds}; likely elsewhere from {bar}", file=sys.stderr)
+    return held_out, bar, kinds
+
+
 def refit_words(args: argparse.Namespace, paths: Paths, catalogues: Catalogues, started: float) -> int:
     """The model at args.out with only its words refitted: the kinds its calibration saw, and from what score its
     "likely" held on every dev source held out of a calibration (the tool-retrieval sets' too). Weights,
     calibration and objective are kept, so every score is the same; only where "likely" is said may differ."""
-    from tender.ranking.evidence import HIGH
-
     if not args.out.is_file():
         raise SystemExit(f"--words-only refits a model that exists; {args.out} does not")
     scorer = Scorer.load(args.out)
     progress = not args.quiet
     development = dev_examples(paths, catalogues, args.dev, args.seed, progress)
     development += tool_dev_examples(paths, catalogues, args.dev, args.seed, progress)
-    held_out = held_out_reliability(scorer, development, HIGH)
-    bar = unseen_bar(scorer, development)
-    kinds = sorted({kind for name in CALIBRATED_ON for kind in source_kinds(catalogues, name)})
-    for row in held_out:
-        print(f"  held out of the calibration: {row}", file=sys.stderr)
-    print(f"  calibrated on {kinds}; likely elsewhere from {bar}", file=sys.stderr)
+    held_out, bar, kinds = fit_words(scorer, development, catalogues, list(CALIBRATED_ON))
     fitted_on = dict(scorer.fitted_on)
     fitted_on["words"] = {
         "sources": [_described(s) for s in development],

@@ -29,7 +29,7 @@ from tender.ranking.choice import ranking_model
 from tender.ranking.scorer import Scorer
 from tender.settings import Settings
 
-from .ranker import Examples, calibrate, dev_examples, tool_dev_examples, unseen_bar
+from .ranker import Examples, called_likely, dev_examples, held_out_probabilities, tool_dev_examples, unseen_bar
 
 
 def _kind(source: str) -> str:
@@ -40,16 +40,15 @@ def _kind(source: str) -> str:
 def _called(scorer: Scorer, calibrated_on: list[Examples], held: Examples, bar: float) -> dict:
     """Of `held`'s candidates in a catalogue without history, with the calibration fitted on `calibrated_on`: how
     many score 0.6 or more and `bar` or more, and the share of each that serve the need."""
-    rows = [(x, y) for x, y in zip(held.x, held.y) if x[-1] != 1.0]
-    slope, intercept = calibrate(scorer, calibrated_on).get("cold", (1.0, 0.0))
-    z = np.array([x @ np.array(scorer.weights) + scorer.bias for x, _ in rows]) * slope + intercept
-    p = 1 / (1 + np.exp(-np.clip(z, -40, 40)))
-    y = np.array([y for _, y in rows])
-    out: dict = {"source": _kind(held.source), "candidates": len(rows), "bar": bar}
-    for name, at in (("at_high", HIGH), ("at_bar", bar)):
-        called = p >= at
-        out[name] = {"called": int(called.sum()), "right": round(float(y[called].mean()), 3) if called.any() else None}
-    return out
+    read = held_out_probabilities(scorer, calibrated_on, held)
+    p, y = read if read is not None else (np.zeros(0), np.zeros(0))
+    return {
+        "source": _kind(held.source),
+        "candidates": len(p),
+        "bar": bar,
+        "at_high": called_likely(p, y, HIGH),
+        "at_bar": called_likely(p, y, bar),
+    }
 
 
 def reliability(scorer: Scorer, dev: list[Examples], reported: list[Examples], unseen: list[Examples]) -> list[dict]:
