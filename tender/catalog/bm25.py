@@ -92,7 +92,14 @@ class LexicalIndex:
 
     def search(self, words: list[str], k: int, among: "Iterable[int] | None" = None) -> list[tuple[int, float]]:
         """(rowid, score) of the best k rows holding any of the words (only those of `among`), best first."""
+        return self.ranked(self._scores(words), k, among)
+
+    def scorer(self, words: list[str]) -> "Callable[[int, Iterable[int] | None], list[tuple[int, float]]]":
+        """`search` for these words, their scores read once however often it is asked."""
         scores = self._scores(words)
+        return lambda k, among=None: self.ranked(scores, k, among)
+
+    def ranked(self, scores: np.ndarray, k: int, among: "Iterable[int] | None" = None) -> list[tuple[int, float]]:
         if among is not None:
             wanted = np.fromiter((int(i) for i in among), dtype=np.int64)
             rows = np.searchsorted(self._rowids, wanted)

@@ -9,7 +9,7 @@ import json
 import sqlite3
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -409,17 +409,37 @@ class Catalog:
     def lexical(self, terms: Iterable[str], k: int = 50, among: Iterable[int] | None = None) -> list[Hit]:
         """Items that contain any of `terms`, ranked by BM25 (FTS5's bm25() over the name's words and the item's
         text, Porter-stemmed), best first; `among` keeps only those ids. Scores are positive, larger is better."""
+        return self.lexical_scorer(terms)(k, among)
+
+    def lexical_scorer(self, terms: Iterable[str]) -> Callable[[int, Iterable[int] | None], list[Hit]]:
+        """`lexical` for these terms, asked as often as needed for one query read once: a need's best items, then
+        the scores of candidates found otherwise (a second FTS5 query cost as much as the first)."""
         words = list(dict.fromkeys(t for t in terms if t))
-        if not words or k <= 0:
-            return []
+        if not words:
+            return lambda k, among=None: []
         index = self._bm25()
         if index is not None:
-            return [Hit(kind="api", id=i, score=score) for i, score in index.search(words, k, among)]
-        return self.fts5(words, k, among)
+            search = index.scorer(words)
+            return lambda k, among=None: [Hit(kind="api", id=i, score=s) for i, s in search(k, among)] if k > 0 else []
+        every = self._fts5_rows(words, None, None)  # (rowid, score), best first; a Hit only for what is asked
+
+        def answer(k: int, among: Iterable[int] | None = None) -> list[Hit]:
+            if among is None:
+                rows = every[: max(k, 0)]
+            else:
+                wanted = {int(i) for i in among}
+                rows = [r for r in every if r[0] in wanted][: max(k, 0)]
+            return [Hit(kind="api", id=int(i), score=float(score)) for i, score in rows]
+
+        return answer
 
     def fts5(self, words: list[str], k: int = 50, among: Iterable[int] | None = None) -> list[Hit]:
         """FTS5's answer to `lexical`, whatever the catalogue's size: what the BM25 index of a large one is
         measured against (evaluation/growth.py)."""
+        return [Hit(kind="api", id=int(i), score=float(score)) for i, score in self._fts5_rows(words, k, among)]
+
+    def _fts5_rows(self, words: list[str], k: int | None, among: Iterable[int] | None) -> list[tuple[int, float]]:
+        """(rowid, score) of the best k (every one where `k` is None)."""
         match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
         sql = "select rowid, -bm25(items_fts) from items_fts where items_fts match ?"
         params: list = [match]
@@ -429,11 +449,12 @@ class Catalog:
                 return []
             sql += f" and rowid in ({','.join('?' * len(ids))})"
             params += ids
-        sql += " order by bm25(items_fts) limit ?"
-        params.append(k)
+        sql += " order by bm25(items_fts)"
+        if k is not None:
+            sql += " limit ?"
+            params.append(k)
         with self._lock:
-            rows = self.db.execute(sql, params).fetchall()
-        return [Hit(kind="api", id=int(i), score=float(score)) for i, score in rows]
+            return self.db.execute(sql, params).fetchall()
 
     def _bm25(self) -> LexicalIndex | None:
         """A large catalogue's BM25 index (bm25.py), made on first use; None below bm25.FROM_ITEMS items, where

@@ -119,22 +119,32 @@ def _top(rank: int) -> float:
 def vector(e: Evidence, description_only: bool = False) -> np.ndarray:
     """The scorer's input for one piece of evidence, in FEATURES order; `description_only`: as if the catalogue had
     no usage history (the item read by its description alone, scorer.probabilities)."""
+    return matrix([e], description_only)[0]
+
+
+def matrix(evidence: list[Evidence], description_only: bool = False) -> np.ndarray:
+    """`vector` of each piece of evidence, a row each, made at once (a shortlist's rows one by one cost more than
+    its scoring)."""
     base = np.array(
         [
-            e.dense,
-            e.dense_gap,
-            _top(e.dense_rank),
-            e.dense_requirement,
-            e.dense if e.dense_context is None else e.dense_context,
-            e.dense_gap if e.dense_context_gap is None else e.dense_context_gap,
-            e.name,
-            e.name_gap,
-            e.lexical,
-            _top(e.lexical_rank),
-            0.0 if description_only else e.history,
-            0.0 if description_only else e.history_requirement,
-            e.named,
-        ]
-    )
-    h = 0.0 if description_only else float(e.catalogue_history)
-    return np.concatenate([base * h, base * (1 - h), [h]])
+            [
+                e.dense,
+                e.dense_gap,
+                _top(e.dense_rank),
+                e.dense_requirement,
+                e.dense if e.dense_context is None else e.dense_context,
+                e.dense_gap if e.dense_context_gap is None else e.dense_context_gap,
+                e.name,
+                e.name_gap,
+                e.lexical,
+                _top(e.lexical_rank),
+                0.0 if description_only else e.history,
+                0.0 if description_only else e.history_requirement,
+                e.named,
+            ]
+            for e in evidence
+        ],
+        dtype=float,
+    ).reshape(len(evidence), len(BASE))
+    h = np.array([0.0 if description_only else float(e.catalogue_history) for e in evidence])[:, None]
+    return np.concatenate([base * h, base * (1 - h), h], axis=1)

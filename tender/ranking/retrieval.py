@@ -6,6 +6,7 @@ past mashups used. Items the requirement names are always in. Then every candida
 scorer's probability that it serves the function."""
 
 import threading
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import NamedTuple
@@ -103,7 +104,7 @@ class Ranker:
         self._tool_names = {a.id: a.tool for a in catalog.apis() if a.id in self._server_of}
         mashups = catalog.vectors("mashup")
         self._mashups = mashups
-        self._used_by: list[list[int]] = [catalog.get_mashup(int(m)).api_ids for m in mashups.ids]
+        self._used_by = [np.asarray(catalog.get_mashup(int(m)).api_ids, dtype=np.int64) for m in mashups.ids]
         self.has_history = bool(len(mashups.ids))
         # The matcher's judgement of what a plan would award (judge.py): only in a catalogue that holds MCP servers
         # and has no usage history (past apps' use of items together is evidence the judge cannot see).
@@ -159,7 +160,8 @@ class Ranker:
             return item not in excluded and eligible.allows(item, form, include_unfit)
 
         over = len(excluded) + (depth_read * 3 if not fits.all() else 0)
-        lexical = [h for h in self.catalog.lexical(query_terms(function), k=depth_read + over) if wanted(int(h.id))]
+        lexical_of = self.catalog.lexical_scorer(query_terms(function))
+        lexical = [h for h in lexical_of(depth_read + over, None) if wanted(int(h.id))]
         history = self._votes(f_vector) if self.has_history else {}
         history_requirement = self._votes(r_vector) if self.has_history else {}
         row = self._items.row
@@ -193,11 +195,9 @@ class Ranker:
         bm25 = {int(h.id): h.score for h in lexical}
         missing = [a for a in pool if a not in bm25]
         if missing:  # BM25 of candidates beyond the lexical ranking's depth
-            bm25.update(
-                {int(h.id): h.score for h in self.catalog.lexical(query_terms(function), k=len(missing), among=missing)}
-            )
+            bm25.update({int(h.id): h.score for h in lexical_of(len(missing), missing)})
         best_bm25 = max(bm25.values(), default=0.0)
-        lexical_scores = sorted(bm25.values(), reverse=True)
+        below = sorted(-s for s in bm25.values())  # a score's lexical rank: 1 + how many score more (bisect)
         if self.reader is not None:
             read = self._read(function, requirement, pool)
         else:
@@ -217,7 +217,7 @@ class Ranker:
                 name=round(name, 6),
                 name_gap=round(name - read.best_name, 6),
                 lexical=round(score_lex / best_bm25, 6) if best_bm25 > 0 else 0.0,
-                lexical_rank=(sum(1 for s in lexical_scores if s > score_lex) + 1) if score_lex > 0 else 0,
+                lexical_rank=bisect_left(below, -score_lex) + 1 if score_lex > 0 else 0,
                 history=round(history.get(item, 0.0), 6),
                 history_requirement=round(history_requirement.get(item, 0.0), 6),
                 uses=self._uses.get(item, 0),
@@ -344,8 +344,12 @@ class Ranker:
         nearest = float(sims[top].max())
         weights = np.exp((sims[top] - nearest) / TEMPERATURE)
         total = float(weights.sum()) or 1.0
-        votes: dict[int, float] = defaultdict(float)
-        for row, weight in zip(top, weights):
-            for api in self._used_by[row]:
-                votes[api] += float(weight) / total
-        return votes
+        apis = np.concatenate([self._used_by[row] for row in top])
+        shares = np.repeat(weights.astype(np.float64) / total, [len(self._used_by[row]) for row in top])
+        # Summed in the order the mashups come, each API keyed where it first comes: the same floats and the same
+        # order of ties as adding them up one by one.
+        found, first, where = np.unique(apis, return_index=True, return_inverse=True)
+        sums = np.zeros(len(found))
+        np.add.at(sums, where, shares)
+        order = np.argsort(first, kind="stable")
+        return dict(zip(found[order].tolist(), sums[order].tolist()))

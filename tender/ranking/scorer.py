@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tender.catalog.encoders import EncoderId, recorded_encoder, same_encoder
 
-from .evidence import FEATURES, Evidence, vector
+from .evidence import FEATURES, Evidence, matrix
 
 MODEL_FILE = Path(__file__).with_name("model.json")
 SHIPPED_ASSETS = Path(__file__).parent.parent / "catalog" / "assets"
@@ -143,7 +143,7 @@ class Scorer(BaseModel):
         """The calibrated log-odds; `description_only`: each item read as in a catalogue without usage history."""
         if not evidence:
             return np.zeros(0)
-        x = np.stack([vector(e, description_only) for e in evidence])
+        x = matrix(evidence, description_only)
         z = x @ self._w + self.bias
         history = np.array([e.catalogue_history and not description_only for e in evidence])
         for regime, (slope, intercept) in self.calibration.items():
