@@ -233,3 +233,17 @@ def test_a_build_over_a_catalogue_of_other_sources_says_it_replaced_it(sources, 
     assert first.exit_code == same.exit_code == other.exit_code == 0, (first.output, same.output, other.output)
     assert "replaced" not in first.output and "replaced" not in same.output
     assert "replaced the catalogue that file held (built from jsonl" in other.output
+
+
+def test_one_lexical_query_answers_a_need_s_best_items_and_any_candidate_s_score_as_fts5_does(catalog_path):
+    from tender.catalog import Catalog
+
+    catalog = Catalog(catalog_path)
+    terms = ["restaurant", "map", "photos", "weather"]
+    scorer = catalog.lexical_scorer(terms)
+    assert scorer(3, None) == catalog.fts5(terms, 3)
+    every = [h.id for h in catalog.fts5(terms, 100)]
+    assert len(every) >= 2
+    among = every[::-1][:2] + [10_000]  # an id no item has
+    assert scorer(5, among) == catalog.fts5(terms, 5, among)
+    assert catalog.lexical_scorer([])(5, None) == []

@@ -246,3 +246,18 @@ def test_likely_on_a_held_out_kind_is_read_with_a_calibration_that_never_saw_it(
     assert all(r["at_bar"]["called"] <= r["at_high"]["called"] for r in rows)
     table = _words({"words": {"part": "test", "rows": rows}})
     assert table[0].startswith("## ") and sum(line.startswith("| alike |") for line in table) == 1
+
+
+def test_a_shortlist_s_feature_rows_made_at_once_are_each_evidence_s_own_vector():
+    from tender.ranking.evidence import matrix
+
+    pieces = [
+        Evidence(**{**EVIDENCE, "dense_rank": 2, "lexical_rank": 3, "catalogue_history": True}),
+        Evidence(**{**EVIDENCE, "dense_context": 0.6, "dense_context_gap": -0.05, "named": 1.0}),
+        Evidence(**{**EVIDENCE, "history": 0.4, "history_requirement": 0.1, "catalogue_history": True}),
+    ]
+    for description_only in (False, True):
+        rows = matrix(pieces, description_only)
+        assert rows.shape == (3, len(FEATURES))
+        for row, piece in zip(rows, pieces):
+            assert np.array_equal(row, vector(piece, description_only))

@@ -104,7 +104,7 @@ class Ranker:
         self._tool_names = {a.id: a.tool for a in catalog.apis() if a.id in self._server_of}
         mashups = catalog.vectors("mashup")
         self._mashups = mashups
-        self._used_by = [np.asarray(catalog.get_mashup(int(m)).api_ids, dtype=np.int64) for m in mashups.ids]
+        self._used_by: list[list[int]] = [catalog.get_mashup(int(m)).api_ids for m in mashups.ids]
         self.has_history = bool(len(mashups.ids))
         # The matcher's judgement of what a plan would award (judge.py): only in a catalogue that holds MCP servers
         # and has no usage history (past apps' use of items together is evidence the judge cannot see).
@@ -344,12 +344,8 @@ class Ranker:
         nearest = float(sims[top].max())
         weights = np.exp((sims[top] - nearest) / TEMPERATURE)
         total = float(weights.sum()) or 1.0
-        apis = np.concatenate([self._used_by[row] for row in top])
-        shares = np.repeat(weights.astype(np.float64) / total, [len(self._used_by[row]) for row in top])
-        # Summed in the order the mashups come, each API keyed where it first comes: the same floats and the same
-        # order of ties as adding them up one by one.
-        found, first, where = np.unique(apis, return_index=True, return_inverse=True)
-        sums = np.zeros(len(found))
-        np.add.at(sums, where, shares)
-        order = np.argsort(first, kind="stable")
-        return dict(zip(found[order].tolist(), sums[order].tolist()))
+        votes: dict[int, float] = defaultdict(float)
+        for row, weight in zip(top, weights):
+            for api in self._used_by[row]:
+                votes[api] += float(weight) / total
+        return votes
