@@ -97,7 +97,11 @@ class LexicalIndex:
     def scorer(self, words: list[str]) -> "Callable[[int, Iterable[int] | None], list[tuple[int, float]]]":
         """`search` for these words, their scores read once however often it is asked."""
         scores = self._scores(words)
-        return lambda k, among=None: self.ranked(scores, k, among)
+
+        def search(k: int, among: "Iterable[int] | None" = None) -> list[tuple[int, float]]:
+            return self.ranked(scores, k, among)
+
+        return search
 
     def ranked(self, scores: np.ndarray, k: int, among: "Iterable[int] | None" = None) -> list[tuple[int, float]]:
         if among is not None:

@@ -415,13 +415,16 @@ class Catalog:
         """`lexical` for these terms, asked as often as needed for one query read once: a need's best items, then
         the scores of candidates found otherwise (a second FTS5 query cost as much as the first)."""
         words = list(dict.fromkeys(t for t in terms if t))
-        if not words:
-            return lambda k, among=None: []
-        index = self._bm25()
+        index = self._bm25() if words else None
         if index is not None:
             search = index.scorer(words)
-            return lambda k, among=None: [Hit(kind="api", id=i, score=s) for i, s in search(k, among)] if k > 0 else []
-        every = self._fts5_rows(words, None, None)  # (rowid, score), best first; a Hit only for what is asked
+
+            def indexed(k: int, among: Iterable[int] | None = None) -> list[Hit]:
+                return [Hit(kind="api", id=i, score=s) for i, s in search(k, among)] if k > 0 else []
+
+            return indexed
+        # (rowid, score) of every item holding a word, best first; a Hit made only for what is asked
+        every = self._fts5_rows(words, None, None) if words else []
 
         def answer(k: int, among: Iterable[int] | None = None) -> list[Hit]:
             if among is None:
