@@ -47,7 +47,7 @@ _ASKING = _FORM | frozenset(
 )
 # A request often opens by naming what is being built or who runs it: that piece is context.
 _FRAMING_OPENING = re.compile(
-    r"^(?:i'?m|i am|we'?re|we are|we)\s+(?:building|making|creating|writing|developing|designing|organi[sz]ing|"
+    r"^(?:i'?m|i am|we'?re|we are|we)\s+(?:also\s+|now\s+)?(?:building|making|creating|writing|developing|designing|organi[sz]ing|"
     r"planning|running|run|have|own|need|want)\b|^(?:i|we)\s+(?:want|need|would like|'d like)\s+(?:a|an|to build|to make)\b|"
     r"^(?:need|want)\s+(?:a|an)\b",
     re.I,
@@ -171,9 +171,28 @@ def _pieces(text: str) -> list[tuple[str, str]]:
             lead = _LEADING.match(piece)
             if lead and lead.end() < len(piece):  # ", and orders an album": the conjunction is the separator's
                 separator, piece = separator + lead.group(0), piece[lead.end() :]
+            if out and _SUBJECT.fullmatch(out[-1][1]) and separator.strip().lower() == "also":
+                # "and I'm also building a site": one piece, so that it reads as the framing it is
+                separator, piece = out[-1][0], f"{out.pop()[1]} also {piece}"
             out.append((separator, piece))
             separator = ""
     return out
+
+
+_SUBJECT = re.compile(r"(?:i'?m|i am|we'?re|we are)", re.I)
+# The user doing something, after "when", "while", "whenever" or "once": when the request is used ("when I plan my
+# runs", "While I debug"), not a need, where it names no service (capitalised) and says little; "when I publish on
+# WordPress" names one, and is a need (a trigger).
+_USER_DOING = re.compile(r"^(?:(when|whenever|while|once)\s+)?(?:i|we)(?:'m|’m|'re|’re| am| are)?\s+(.+)$", re.I)
+
+
+def _user_time(separator: str, piece: str) -> bool:
+    found = _USER_DOING.match(piece)
+    if found is None:
+        return False
+    opened = found.group(1) or re.search(r"\b(?:when|whenever|while|once)\s*$", separator, re.I)
+    rest = found.group(2)
+    return bool(opened) and not re.search(r"[A-Z]", rest) and 0 < len(content_words(rest)) <= 3
 
 
 def _phrases(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -214,14 +233,32 @@ def _framing(index: int, piece: str, after: str) -> bool:
     return (relative and len(words) <= 3) or (after.strip().startswith(":") and len(words) <= 4)
 
 
+# The separator before a list's last item: "and", "or", ", and" (not "and then", "and also": a new clause).
+_LIST_END = re.compile(r"\s*,?\s*(?:and|or)\s+", re.I)
+# Two words and "or" between them, after a comma: a list's last items ("Spanish, French or Japanese").
+_BARE_CHOICE = re.compile(r"[\w'’-]+\s+or\s+[\w'’-]+", re.I)
+
+
+def _open_bracket(group: list[tuple[str, str]]) -> bool:
+    text = "".join(separator + piece for separator, piece in group)
+    return text.count("(") > text.count(")")
+
+
 def read(requirement: str, max_needs: int = 12) -> Reading:
     """The requirement's needs and context (see the module's docstring)."""
     pieces = _phrases(_pieces(requirement))
     reading = Reading()
     groups: list[list[tuple[str, str]]] = []  # each need's pieces, with their separators
     ahead: list[tuple[str, str]] = []  # pieces that belong to the next need
+    listing = False  # the piece before was a lower-case item of a list, after a comma ("calories, protein, carbs")
     for index, (separator, piece) in enumerate(pieces):
         after = pieces[index + 1][0] if index + 1 < len(pieces) else ""
+        if groups and (_open_bracket(groups[-1]) or (listing and _LIST_END.fullmatch(separator))):
+            # Inside brackets ("Pokémon data (types, stats, sprites)"), or the last item of a list ("calories,
+            # protein, carbs and fat for each food"): the same need's words.
+            groups[-1].append((separator, piece))
+            continue
+        listing = False
         asked, piece = addressed(piece)
         if asked:
             reading.context.append(asked)
@@ -229,10 +266,12 @@ def read(requirement: str, max_needs: int = 12) -> Reading:
                 continue
         # What the assistant is asked to do is a need, never the framing of one ("let Claude look up which ...").
         framing = not asked and _framing(index, piece, after)
-        if _WHEN.match(piece) or (is_asking(piece) and content_words(piece)) or framing:
+        if _WHEN.match(piece) or (is_asking(piece) and content_words(piece)) or framing or _user_time(separator, piece):
             reading.context.append(piece)
-        elif dangling(piece) and groups:
-            groups[-1].append((separator, piece))  # a detail of the need before it
+        elif (dangling(piece) or ("," in separator and _BARE_CHOICE.fullmatch(piece))) and groups:
+            groups[-1].append((separator, piece))  # a detail of the need before it ("into Spanish, French or Japanese")
+            # Lower-case items are a need's details; named ones ("Amazon, eBay and Best Buy") are services each.
+            listing = "," in separator and piece == piece.lower()
         elif not groups and len(piece.split()) == 1 and content_words(piece) and _COORDINATION.fullmatch(after):
             # One word, no need before it, "and" after it: a verb sharing the next one's object ("reads and writes
             # files"; not "Read notes.md and ...", whose object is its own).
