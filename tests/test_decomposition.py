@@ -98,6 +98,39 @@ def test_an_app_s_own_words_are_not_taken_for_the_assistant():
     assert read("Let me know the weather").needs == ["Let me know the weather"]
 
 
+def test_a_list_of_details_or_words_in_brackets_stay_in_their_need():
+    assert read("we show calories, protein, carbs and fat for each food").needs == [
+        "we show calories, protein, carbs and fat for each food"
+    ]
+    assert read("a bot that needs Pokémon data (types, stats, sprites) for its command").needs == [
+        "needs Pokémon data (types, stats, sprites) for its command"
+    ]
+    assert read("show it translated into Spanish, French or Japanese").needs == [
+        "show it translated into Spanish, French or Japanese"
+    ]
+    # Named services listed are a need each.
+    assert read("Compare the prices on Amazon, eBay and Best Buy").needs == [
+        "Compare the prices on Amazon, eBay",
+        "Best Buy",
+    ]
+
+
+def test_when_the_user_does_something_is_context_unless_it_names_a_service():
+    reading = read("While I debug, let my agent look at the keys in my local Redis")
+    assert reading.needs == ["look at the keys in my local Redis"]
+    assert "While I debug" in reading.context
+    assert read("check the weather for me when I plan my runs").needs == ["check the weather for me"]
+    assert read("when I publish on WordPress, share the post to LinkedIn").needs == [
+        "when I publish on WordPress",
+        "share the post to LinkedIn",
+    ]
+
+
+def test_what_else_the_user_is_building_is_framing():
+    reading = read("check the weather for me, and I'm also building a little site for my club that shows the forecast")
+    assert reading.needs == ["check the weather for me", "shows the forecast"]
+
+
 @pytest.mark.parametrize(
     "requirement",
     [

@@ -162,7 +162,8 @@ def addressed(piece: str) -> tuple[str, str]:
 def _pieces(text: str) -> list[tuple[str, str]]:
     """(separator before it, piece) in order; the separators keep the text between pieces."""
     parts = _CUT.split(text.strip())
-    out, separator = [], ""
+    out: list[tuple[str, str]] = []
+    separator = ""
     for i, part in enumerate(parts):
         if i % 2:
             separator += part
@@ -255,8 +256,9 @@ def read(requirement: str, max_needs: int = 12) -> Reading:
         after = pieces[index + 1][0] if index + 1 < len(pieces) else ""
         if groups and (_open_bracket(groups[-1]) or (listing and _LIST_END.fullmatch(separator))):
             # Inside brackets ("Pokémon data (types, stats, sprites)"), or the last item of a list ("calories,
-            # protein, carbs and fat for each food"): the same need's words.
+            # protein, carbs and fat for each food"), which ends it: the same need's words.
             groups[-1].append((separator, piece))
+            listing = listing and not _LIST_END.fullmatch(separator)
             continue
         listing = False
         asked, piece = addressed(piece)
