@@ -105,9 +105,6 @@ def test_a_list_of_details_or_words_in_brackets_stay_in_their_need():
     assert read("a bot that needs Pokémon data (types, stats, sprites) for its command").needs == [
         "needs Pokémon data (types, stats, sprites) for its command"
     ]
-    assert read("show it translated into Spanish, French or Japanese").needs == [
-        "show it translated into Spanish, French or Japanese"
-    ]
     # Named services listed are a need each.
     assert read("Compare the prices on Amazon, eBay and Best Buy").needs == [
         "Compare the prices on Amazon, eBay",

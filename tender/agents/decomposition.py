@@ -236,8 +236,6 @@ def _framing(index: int, piece: str, after: str) -> bool:
 
 # The separator before a list's last item: "and", "or", ", and" (not "and then", "and also": a new clause).
 _LIST_END = re.compile(r"\s*,?\s*(?:and|or)\s+", re.I)
-# Two words and "or" between them, after a comma: a list's last items ("Spanish, French or Japanese").
-_BARE_CHOICE = re.compile(r"[\w'’-]+\s+or\s+[\w'’-]+", re.I)
 
 
 def _open_bracket(group: list[tuple[str, str]]) -> bool:
@@ -270,8 +268,8 @@ def read(requirement: str, max_needs: int = 12) -> Reading:
         framing = not asked and _framing(index, piece, after)
         if _WHEN.match(piece) or (is_asking(piece) and content_words(piece)) or framing or _user_time(separator, piece):
             reading.context.append(piece)
-        elif (dangling(piece) or ("," in separator and _BARE_CHOICE.fullmatch(piece))) and groups:
-            groups[-1].append((separator, piece))  # a detail of the need before it ("into Spanish, French or Japanese")
+        elif dangling(piece) and groups:
+            groups[-1].append((separator, piece))  # a detail of the need before it
             # Lower-case items are a need's details; named ones ("Amazon, eBay and Best Buy") are services each.
             listing = "," in separator and piece == piece.lower()
         elif not groups and len(piece.split()) == 1 and content_words(piece) and _COORDINATION.fullmatch(after):
