@@ -159,6 +159,10 @@ def addressed(piece: str) -> tuple[str, str]:
     return piece[:end].strip(" ,—–-:"), rest
 
 
+# "I'm", "we are": a piece that is only its subject, cut from its verb by "also" ("and I'm also building a site").
+_SUBJECT = re.compile(r"(?:i'?m|i am|we'?re|we are)", re.I)
+
+
 def _pieces(text: str) -> list[tuple[str, str]]:
     """(separator before it, piece) in order; the separators keep the text between pieces."""
     parts = _CUT.split(text.strip())
@@ -180,7 +184,6 @@ def _pieces(text: str) -> list[tuple[str, str]]:
     return out
 
 
-_SUBJECT = re.compile(r"(?:i'?m|i am|we'?re|we are)", re.I)
 # The user doing something, after "when", "while", "whenever" or "once": when the request is used ("when I plan my
 # runs", "While I debug"), not a need, where it names no service (capitalised) and says little; "when I publish on
 # WordPress" names one, and is a need (a trigger).
@@ -252,11 +255,12 @@ def read(requirement: str, max_needs: int = 12) -> Reading:
     listing = False  # the piece before was a lower-case item of a list, after a comma ("calories, protein, carbs")
     for index, (separator, piece) in enumerate(pieces):
         after = pieces[index + 1][0] if index + 1 < len(pieces) else ""
-        if groups and (_open_bracket(groups[-1]) or (listing and _LIST_END.fullmatch(separator))):
+        list_end = listing and _LIST_END.fullmatch(separator) is not None
+        if groups and (list_end or _open_bracket(groups[-1])):
             # Inside brackets ("Pokémon data (types, stats, sprites)"), or the last item of a list ("calories,
             # protein, carbs and fat for each food"), which ends it: the same need's words.
             groups[-1].append((separator, piece))
-            listing = listing and not _LIST_END.fullmatch(separator)
+            listing = listing and not list_end
             continue
         listing = False
         asked, piece = addressed(piece)

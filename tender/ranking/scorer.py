@@ -19,6 +19,7 @@ from tender.catalog.encoders import EncoderId, recorded_encoder, same_encoder
 from .evidence import FEATURES, Evidence, matrix
 
 MODEL_FILE = Path(__file__).with_name("model.json")
+_REGIME = FEATURES.index("history_regime")
 SHIPPED_ASSETS = Path(__file__).parent.parent / "catalog" / "assets"
 
 
@@ -145,7 +146,7 @@ class Scorer(BaseModel):
             return np.zeros(0)
         x = matrix(evidence, description_only)
         z = x @ self._w + self.bias
-        history = np.array([e.catalogue_history and not description_only for e in evidence])
+        history = x[:, _REGIME] == 1.0  # each row's own reading: with usage history or without
         for regime, (slope, intercept) in self.calibration.items():
             rows = history if regime == "history" else ~history
             z = np.where(rows, slope * z + intercept, z)
