@@ -92,6 +92,20 @@ def test_a_server_is_named_by_its_service_s_name_and_only_for_the_need_that_name
     assert all("Google Calendar" not in a.api_name for a in tasks.awarded)
 
 
+def test_a_shortlist_reads_each_tool_as_its_server_and_lists_each_server_once_as_deep_as_asked(tender):
+    requirement = "let Claude add an event to my Google Calendar"
+    every = tender.ranker.shortlist("create a calendar event", requirement, depth=10, form="mcp_server").candidates
+    items = [c.item for c in every]
+    assert len(items) == len(set(items))  # each server once
+    assert all(tender.catalog.get_api(i).kind == "server" for i in items)  # its tools bid as the server
+    scores = [c.score for c in every]
+    assert scores == sorted(scores, reverse=True)
+    calendar = next(c for c in every if "Google Calendar" in tender.catalog.get_api(c.item).name)
+    assert calendar.evidence.via_tool in {"list_events", "create_event"}
+    best = tender.ranker.shortlist("create a calendar event", requirement, depth=2, form="mcp_server").candidates
+    assert [c.item for c in best] == items[:2]  # a shallower list is the deeper one's head
+
+
 def test_a_part_of_an_app_is_served_by_web_apis(tender):
     plan = tender.recommend(Request.create("a website that shows my Google Calendar events")).plan
     assert plan.apis and kinds(tender, plan) == {"api"}

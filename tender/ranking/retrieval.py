@@ -7,7 +7,7 @@ scorer's probability that it serves the function."""
 
 import threading
 from bisect import bisect_left
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -116,6 +116,7 @@ class Ranker:
         ]
         self._named = NameIndex(called, common_words([a.description for a in apis]))
         self._lock = threading.Lock()
+        self._requirement_votes: OrderedDict[str, dict[int, float]] = OrderedDict()
 
     def prepare(self, requirement: str, texts: list[str]) -> None:
         """Embed a run's requirement and its functions' texts at once (vectors.QueryEncoder.read), with the reader
@@ -163,7 +164,7 @@ class Ranker:
         lexical_of = self.catalog.lexical_scorer(query_terms(function))
         lexical = [h for h in lexical_of(depth_read + over, None) if wanted(int(h.id))]
         history = self._votes(f_vector) if self.has_history else {}
-        history_requirement = self._votes(r_vector) if self.has_history else {}
+        history_requirement = self._requirement_history(requirement, r_vector) if self.has_history else {}
         row = self._items.row
         rankings = [
             [int(self._ids[r]) for r in dense_order],
@@ -232,10 +233,12 @@ class Ranker:
         # Ordered by the score as reported, ties by id: the last bits of a similarity differ between exact and
         # approximate search, and must not reorder candidates that score alike.
         ranked = sorted(zip(candidates, scores), key=lambda pair: (-pair[1], pair[0][0]))
-        found = [Candidate(item=item, score=p, evidence=e) for (item, e), p in ranked]
-        if folding:
-            found = self._folded(found)
-        return Shortlist(function=function, candidates=tuple(found[:depth]))
+        found = (
+            self._folded(ranked, depth)
+            if folding
+            else [Candidate(item=item, score=p, evidence=e) for (item, e), p in ranked[:depth]]
+        )
+        return Shortlist(function=function, candidates=tuple(found))
 
     def refused(self, awards: list[tuple[str, int, float, Evidence]]) -> list[float | None]:
         """For each (need, item, score, evidence) about to be awarded or named: the judge's similarity of the need
@@ -270,22 +273,25 @@ class Ranker:
         own = {item: m for item, m in self._named.named(function).items() if item in in_requirement}
         return own or in_requirement
 
-    def _folded(self, found: list[Candidate]) -> list[Candidate]:
-        """Each tool's candidacy as its server's, where that is the better of the two (the server bid with the
-        tool's evidence, naming it); best first, each server once."""
+    def _folded(self, ranked: list[tuple[tuple[int, Evidence], float]], depth: int) -> list[Candidate]:
+        """The `depth` best candidacies, each tool's read as its server's, where that is the better of the two (the
+        server bid with the tool's evidence, naming it); best first, each server once."""
         out: dict[int, Candidate] = {}
-        for c in found:  # best first: the first a server meets is its best
-            server = self._server_of.get(c.item)
+        for (item, evidence), score in ranked:  # best first: the first a server meets is its best
+            if len(out) == depth:  # later candidacies never displace earlier ones
+                break
+            server = self._server_of.get(item)
             if server is None:
-                out.setdefault(c.item, c)
+                if item not in out:
+                    out[item] = Candidate(item=item, score=score, evidence=evidence)
             elif server not in out:
-                evidence = c.evidence.model_copy(
+                evidence = evidence.model_copy(
                     update={
-                        "via_tool": self._tool_names.get(c.item, ""),
+                        "via_tool": self._tool_names.get(item, ""),
                         "uninstallable": server in self._uninstallable,
                     }
                 )
-                out[server] = Candidate(item=server, score=c.score, evidence=evidence)
+                out[server] = Candidate(item=server, score=score, evidence=evidence)
         return list(out.values())
 
     def _read_catalogue(
@@ -335,6 +341,19 @@ class Ranker:
             best_name=float(names.max()),
             best_context=float(context.max()) if context is not None else 0.0,
         )
+
+    def _requirement_history(self, requirement: str, vector: np.ndarray) -> dict[int, float]:
+        """The requirement's votes, the same for each of its needs: made once for the runs in flight."""
+        key = QueryEncoder.key(requirement)
+        with self._lock:
+            votes = self._requirement_votes.get(key)
+        if votes is None:
+            votes = self._votes(vector)
+            with self._lock:
+                self._requirement_votes[key] = votes
+                while len(self._requirement_votes) > 16:
+                    self._requirement_votes.popitem(last=False)
+        return votes
 
     def _votes(self, vector: np.ndarray) -> dict[int, float]:
         """Per API, its share of the weight of the past mashups nearest to the vector."""
