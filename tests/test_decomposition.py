@@ -44,6 +44,18 @@ def test_verbs_that_share_one_object_are_one_need():
         "keeps notes about me",
     ]
     assert read("Search or download podcasts").needs == ["Search or download podcasts"]
+    # An infinitive waiting for its object, wherever it stands; a person it is sent to is not a verb.
+    assert read("It keeps failing, give it a way to create and update DNS records").needs == [
+        "It keeps failing",
+        "give it a way to create and update DNS records",
+    ]
+    assert read("send the report to me and post it on Slack").needs == ["send the report to me", "post it on Slack"]
+
+
+def test_a_verb_whose_object_is_the_clause_after_it_is_one_need_with_it():
+    reading = read("let Claude look up which image tags exist on Docker Hub")
+    assert reading.needs == ["look up which image tags exist on Docker Hub"]
+    assert reading.context == ["let Claude"]
 
 
 def test_values_handed_over_are_details_not_needs():

@@ -241,6 +241,30 @@ def _framing(index: int, piece: str, after: str) -> bool:
 _LIST_END = re.compile(r"\s*,?\s*(?:and|or)\s+", re.I)
 
 
+# A verb whose object comes after the next "and"/"or": an infinitive that ends its piece ("want it to read and edit
+# the files", "a way to create and update records"). Not "to me", "to Slack": a person or a place, not a verb.
+_INFINITIVE_END = re.compile(r"\bto\s+([a-z]+)$")
+# A verb whose object is the clause that follows: "look up which tags exist", "check which ports are open".
+_VERB_BEFORE_CLAUSE = re.compile(r"\s*which\s+", re.I)
+
+
+# Words a clause opens with, not a verb: "list flats to rent and the prices are wrong", "... and I am seeking".
+_CLAUSE_OPENING = frozenset("a an the i we you he she they it this that these those there my our your their".split())
+
+
+def _shares_next(piece: str, after: str, following: str) -> bool:
+    """The piece is a verb whose object is in the next piece: an infinitive before "and"/"or" and a verb taking
+    an object ("create and update records"; not "flats to rent and show them on a map", whose verb has its own
+    object, pointed at by its first words),
+    or a verb of one or two words before "which"."""
+    infinitive = _INFINITIVE_END.search(piece)
+    if infinitive and content_words(infinitive.group(1)) and _COORDINATION.fullmatch(after):
+        words = _WORD.findall(following.lower())
+        if words and words[0] not in _CLAUSE_OPENING and not _POINTING.intersection(words[:3]):
+            return True
+    return len(piece.split()) <= 2 and piece == piece.lower() and _VERB_BEFORE_CLAUSE.fullmatch(after) is not None
+
+
 def _open_bracket(group: list[tuple[str, str]]) -> bool:
     text = "".join(separator + piece for separator, piece in group)
     return text.count("(") > text.count(")")
@@ -280,6 +304,8 @@ def read(requirement: str, max_needs: int = 12) -> Reading:
             # One word, no need before it, "and" after it: a verb sharing the next one's object ("reads and writes
             # files"; not "Read notes.md and ...", whose object is its own).
             ahead.append((separator, piece))
+        elif content_words(piece) and _shares_next(piece, after, pieces[index + 1][1] if after else ""):
+            ahead.append((separator, piece))  # "want it to read" and "edit the files": one need
         elif not content_words(piece):
             reading.context.append(piece)
         else:
