@@ -124,6 +124,11 @@ def test_a_list_of_details_or_words_in_brackets_stay_in_their_need():
     ]
 
 
+def test_also_between_a_subject_and_its_verb_leaves_one_need():
+    reading = read("Let Claude leave comments; the signup form also needs to reject disposable email addresses")
+    assert reading.needs == ["leave comments", "the signup form also needs to reject disposable email addresses"]
+
+
 def test_when_the_user_does_something_is_context_unless_it_names_a_service():
     reading = read("While I debug, let my agent look at the keys in my local Redis")
     assert reading.needs == ["look at the keys in my local Redis"]
