@@ -176,8 +176,10 @@ def _pieces(text: str) -> list[tuple[str, str]]:
             lead = _LEADING.match(piece)
             if lead and lead.end() < len(piece):  # ", and orders an album": the conjunction is the separator's
                 separator, piece = separator + lead.group(0), piece[lead.end() :]
-            if out and separator.strip().lower() == "also" and (
-                _SUBJECT.fullmatch(out[-1][1]) or content_words(out[-1][1])
+            if (
+                out
+                and separator.strip().lower() == "also"
+                and (_SUBJECT.fullmatch(out[-1][1]) or content_words(out[-1][1]))
             ):
                 # "also" between a subject and its verb: one clause. "and I'm also building a site" reads as the
                 # framing it is; "the signup form also needs to reject fake emails" as one need, not its subject.
