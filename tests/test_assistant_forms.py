@@ -184,6 +184,12 @@ def test_in_a_catalogue_of_one_form_the_form_chooses_nothing(catalog_path, embed
             ["sort the photos in my Dropbox", "the check-in app needs to generate a QR code for every ticket"],
             ["mcp_server", "web_api"],
         ),
+        # a word that begins like "app" is not an app
+        (
+            "Hey Claude, add 'pick up the dry cleaning' to my Apple Reminders",
+            ["add 'pick up the dry cleaning' to my Apple Reminders"],
+            ["mcp_server"],
+        ),
     ],
 )
 def test_forms_are_read_per_need(requirement, needs, forms):

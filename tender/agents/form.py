@@ -32,7 +32,7 @@ _APP = re.compile(
     r"(?:i'?m|i am|we'?re|we are) (?:building|making|creating|developing|writing|designing)|"
     r"(?:build|make|create|develop|code|write) (?:an?|my|our) |web api|rest api|an api\b|apis? (?:for|to|that)|"
     r"endpoints?|mashup|my users|our (?:users|customers|visitors)|dashboards?|websites?|web ?pages?|web apps?|"
-    r"(?:mobile|ios|android|web|react|flask|django|rails) apps?)",
+    r"(?:mobile|ios|android|web|react|flask|django|rails) apps?)\b",  # \b: "my Apple Reminders" is not "my app"
     re.I,
 )
 
