@@ -190,6 +190,7 @@ def test_in_a_catalogue_of_one_form_the_form_chooses_nothing(catalog_path, embed
             ["add 'pick up the dry cleaning' to my Apple Reminders"],
             ["mcp_server"],
         ),
+        ("train times with a cursory summary of delays", ["train times", "a summary of delays"], ["any", "any"]),
     ],
 )
 def test_forms_are_read_per_need(requirement, needs, forms):

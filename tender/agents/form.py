@@ -17,7 +17,7 @@ SAID = {"mcp_server": "an ability for the assistant (MCP servers)", "web_api": "
 
 # Who will use what is asked for: the assistant itself ...
 _ASSISTANT = re.compile(
-    r"\b(?:claude(?: desktop| code)?|chatgpt|copilot|cursor|windsurf|cline|zed|continue\.dev|goose|"
+    r"\b(?:(?:claude(?: desktop| code)?|chatgpt|copilot|cursor|windsurf|cline|zed|continue\.dev|goose)\b|"
     r"(?:my|our|the|your) (?:ai |coding |llm |local |personal )?(?:assistant|agent|model|llm|chatbot|copilot)s?|"
     r"ai (?:assistant|agent)s?|llm|mcp(?: servers?| tools?)?|which servers?|a server (?:to|i can) install|"
     r"install(?:ed)? (?:a |an |the )?(?:mcp )?server|"
