@@ -191,6 +191,12 @@ def test_in_a_catalogue_of_one_form_the_form_chooses_nothing(catalog_path, embed
             ["mcp_server"],
         ),
         ("train times with a cursory summary of delays", ["train times", "a summary of delays"], ["any", "any"]),
+        # a request titled by what is built is for that app
+        (
+            "family travel app: enter a flight number and show whether it's delayed",
+            ["enter a flight number", "show whether it's delayed"],
+            ["web_api", "web_api"],
+        ),
     ],
 )
 def test_forms_are_read_per_need(requirement, needs, forms):

@@ -37,6 +37,14 @@ _APP = re.compile(
 )
 
 
+# ... or a request titled by what is built ("family travel app: enter a flight number ...", "Expense bot: ...").
+_APP_TITLE = re.compile(
+    r"^\s*(?:[\w'’-]+\s+){0,3}(?:app|application|site|website|web ?page|bot|dashboard|extension|plugin|widget)s?"
+    r"(?=\s*:)",
+    re.I,
+)
+
+
 class FormReading(BaseModel):
     """The form of each need, and what it was read from (the words, or the caller's kind)."""
 
@@ -53,6 +61,9 @@ def cues(text: str) -> list[tuple[int, int, str, str]]:
     """(start, end, form, words) of every cue in the text, in order."""
     found = [(m.start(), m.end(), "mcp_server", m.group(0)) for m in _ASSISTANT.finditer(text)]
     found += [(m.start(), m.end(), "web_api", m.group(0)) for m in _APP.finditer(text)]
+    titled = _APP_TITLE.match(text)
+    if titled and not any(start < titled.end() for start, *_ in found):  # one cue for the title, not two
+        found.append((titled.start(), titled.end(), "web_api", titled.group(0).strip()))
     return sorted(found)
 
 
