@@ -257,13 +257,18 @@ _VERB_BEFORE_CLAUSE = re.compile(r"\s*which\s+", re.I)
 _CLAUSE_OPENING = frozenset("a an the i we you he she they it this that these those there my our your their".split())
 
 
-def _shares_next(piece: str, after: str, following: str) -> bool:
-    """The piece is a verb whose object is in the next piece: an infinitive before "and"/"or" and a verb taking
-    an object ("create and update records"; not "flats to rent and show them on a map", whose verb has its own
-    object, pointed at by its first words),
-    or a verb of one or two words before "which"."""
+def _shares_next(piece: str, after: str, following: str, first: bool) -> bool:
+    """The piece is a verb whose object is in the next piece:
+    - one word, no need before it, "and"/"or" after it ("reads and writes files"; not "Read notes.md and ...",
+      whose object is its own);
+    - an infinitive before "and"/"or" and a verb taking an object ("create and update records"; not "flats to rent
+      and show them on a map", whose verb has its own object, pointed at by its first words);
+    - a verb of one or two words before "which"."""
+    coordinated = _COORDINATION.fullmatch(after) is not None
+    if first and coordinated and len(piece.split()) == 1:
+        return True
     infinitive = _INFINITIVE_END.search(piece)
-    if infinitive and content_words(infinitive.group(1)) and _COORDINATION.fullmatch(after):
+    if infinitive and content_words(infinitive.group(1)) and coordinated:
         words = _WORD.findall(following.lower())
         if words and words[0] not in _CLAUSE_OPENING and not _POINTING.intersection(words[:3]):
             return True
@@ -283,7 +288,7 @@ def read(requirement: str, max_needs: int = 12) -> Reading:
     ahead: list[tuple[str, str]] = []  # pieces that belong to the next need
     listing = False  # the piece before was a lower-case item of a list, after a comma ("calories, protein, carbs")
     for index, (separator, piece) in enumerate(pieces):
-        after = pieces[index + 1][0] if index + 1 < len(pieces) else ""
+        after, following = pieces[index + 1] if index + 1 < len(pieces) else ("", "")
         list_end = listing and _LIST_END.fullmatch(separator) is not None
         if groups and (list_end or _open_bracket(groups[-1])):
             # Inside brackets ("Pokémon data (types, stats, sprites)"), or the last item of a list ("calories,
@@ -305,11 +310,7 @@ def read(requirement: str, max_needs: int = 12) -> Reading:
             groups[-1].append((separator, piece))  # a detail of the need before it
             # Lower-case items are a need's details; named ones ("Amazon, eBay and Best Buy") are services each.
             listing = "," in separator and piece == piece.lower()
-        elif not groups and len(piece.split()) == 1 and content_words(piece) and _COORDINATION.fullmatch(after):
-            # One word, no need before it, "and" after it: a verb sharing the next one's object ("reads and writes
-            # files"; not "Read notes.md and ...", whose object is its own).
-            ahead.append((separator, piece))
-        elif content_words(piece) and _shares_next(piece, after, pieces[index + 1][1] if after else ""):
+        elif content_words(piece) and _shares_next(piece, after, following, first=not groups):
             ahead.append((separator, piece))  # "want it to read" and "edit the files": one need
         elif not content_words(piece):
             reading.context.append(piece)
