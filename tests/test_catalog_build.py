@@ -117,6 +117,31 @@ def test_rebuild_embeds_only_changed_texts(sources, tmp_path):
     assert counting.texts == [Api(**rows[5]).text()]
 
 
+class WordCountingEmbedder(CountingEmbedder):
+    """Counts its tokens as words, and keeps each call's texts apart."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def lengths(self, texts, role="document"):
+        return [len(text.split()) for text in texts]
+
+    def embed(self, texts, progress=False, role="query"):
+        self.calls.append(list(texts))
+        return super().embed(texts, progress)
+
+
+def test_texts_reach_the_model_shortest_first_so_that_batches_pad_little(sources, tmp_path):
+    embedder = WordCountingEmbedder()
+    build_catalog(*sources, tmp_path / "catalog.db", embedder)
+    assert len(embedder.calls) >= 2  # one call a kind of text at this size
+    for texts in embedder.calls:
+        words = embedder.lengths(texts)
+        assert words == sorted(words)
+    assert len(set(embedder.lengths(embedder.calls[0]))) > 1  # the order was not given by the data
+
+
 @pytest.mark.parametrize(
     "line, problem",
     [

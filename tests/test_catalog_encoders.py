@@ -131,6 +131,13 @@ def test_the_stock_onnx_graph_gives_the_models_own_vectors():
     assert vectors[2] is None
 
 
+def test_the_stock_encoder_counts_the_tokens_it_reads_of_each_text():
+    onnx = get_embedder()
+    short, long = onnx.lengths(["maps", "a site that shows nearby restaurants on a map with their reviews " * 40])
+    assert short == 3  # [CLS] maps [SEP]
+    assert long == onnx.max_tokens  # what is cut is not read
+
+
 @pytest.fixture
 def tuned_folder(tmp_path):
     """The stock sentence-transformers folder under another name, standing in for a fine-tuned encoder."""

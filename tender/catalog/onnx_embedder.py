@@ -432,6 +432,15 @@ class OnnxEmbedder:
         assert out is not None
         return out
 
+    def lengths(self, texts: list[str], role: Role = "document") -> list[int]:
+        """How many tokens the model reads of each text (the build orders its texts by these)."""
+        prompt = self.folder.prompt(role)
+        counts: list[int] = []
+        for start in range(0, len(texts), 1_024):  # an encoding holds its tokens' strings and offsets: a few at a time
+            encodings = self._tokenizer.encode_batch([prompt + text for text in texts[start : start + 1_024]])
+            counts.extend(len(e.ids) for e in encodings)
+        return counts
+
     def tokens(self, text: str, role: Role = "query") -> tuple[list[tuple[int, int]], np.ndarray] | None:
         """As SentenceTransformerEmbedder.tokens: the text's token embeddings (through the model's head, where it
         is linear) and their character spans in `text` (empty for the prompt's and the special tokens)."""
