@@ -127,6 +127,14 @@ def test_a_need_only_a_web_api_serves_is_unserved_for_an_assistant_and_names_the
     assert step.reason.startswith("no MCP server for this in the catalogue; Spotify is its web API")
 
 
+def test_a_web_api_the_request_does_not_name_is_not_called_its_web_api(tender):
+    plan = tender.recommend(Request.create("let Claude play some songs", needs=["play songs"])).plan
+    step = plan.steps[0]
+    assert step.status.value == "unserved" and step.other_form is not None
+    assert step.other_form.api_name == "Spotify"
+    assert "Spotify, a web API," in step.reason and "its web API" not in step.reason
+
+
 def test_lists_of_servers_take_no_need_unless_asked(tender):
     everywhere = tender.recommend(Request.create("give my assistant calendar, tasks, weather and music")).plan
     assert "Awesome MCP (awesome-mcp)" not in [a.name for a in everywhere.apis]

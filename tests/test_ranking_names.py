@@ -61,6 +61,8 @@ def test_a_one_word_name_the_catalogue_uses_as_an_ordinary_word_is_named_only_as
         ("Todoist MCP Server Ext", "Todoist"),
         ("MCP DevTools", "MCP DevTools"),  # nothing before "MCP": the title is its name
         ("Playwright", "Playwright"),
+        ("MCP Server", ""),  # the protocol's words alone name no service: "Which MCP server ..." names none
+        ("Model Context Protocol", ""),
     ],
 )
 def test_a_server_is_called_by_its_title_without_mcp(title, called):

@@ -3,7 +3,7 @@
 import threading
 
 from tender.catalog import ApiNotFound, Catalog
-from tender.ranking.evidence import level
+from tender.ranking.evidence import LEVEL_WORDS, level
 from tender.ranking.judge import Judge
 from tender.ranking.policy import FORM_WORDS, OTHER_FORM
 from tender.ranking.reader import Reader
@@ -124,7 +124,8 @@ class Tender:
 
     def _other_forms(self, plan: Plan, negotiation: Negotiation) -> None:
         """An unserved step of one form names the best item of the other form, never awarding it: "no MCP server
-        for this in the catalogue; X is its web API"."""
+        for this in the catalogue; X is its web API" where the request names X, else "X, a web API, may serve the
+        need" (SocialSwarm is not the web API of "draft replies")."""
         if not self.ranker.mixed_forms:
             return
         cost = self.ranker.scorer.objective.cost_for(self.ranker.has_history)
@@ -148,7 +149,12 @@ class Tender:
                 status=api.status,
                 level=level(best[0].score, best[0].evidence.high),
             )
-            said = f"no {FORM_WORDS[step.form]} for this in the catalogue; {api.name} is its {FORM_WORDS[other]} ({best[0].score:.2f})"
+            what = (
+                f"{api.name} is its {FORM_WORDS[other]}"
+                if best[0].evidence.named > 0
+                else f"{api.name}, a {FORM_WORDS[other]}, {LEVEL_WORDS[step.other_form.level]}"
+            )
+            said = f"no {FORM_WORDS[step.form]} for this in the catalogue; {what} ({best[0].score:.2f})"
             step.reason = f"{said}; {step.reason}" if step.reason else said
 
     def _transcript(self, negotiation: Negotiation):

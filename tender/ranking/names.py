@@ -6,11 +6,16 @@ import re
 _SERVER_SUFFIX = re.compile(r"^(.*?\w)\s+MCP\b.*$", re.I)
 
 
+_KIND_WORDS = re.compile(r"(?:\s*\b(?:the|an?|mcp|model|context|protocol|servers?)\b)+\s*", re.I)
+
+
 def service_name(title: str) -> str:
     """What a request calls an MCP server: its title without "MCP" and what follows ("Google Calendar MCP Server"
-    -> "Google Calendar"): "read my Google Calendar" names the server as "post it to Twitter" names the API."""
+    -> "Google Calendar"): "read my Google Calendar" names the server as "post it to Twitter" names the API. A
+    title of the protocol's words alone ("MCP Server") names no service: "Which MCP server lets ..." names none."""
     cut = _SERVER_SUFFIX.match(title.strip())
-    return cut.group(1) if cut else title
+    name = cut.group(1) if cut else title
+    return "" if _KIND_WORDS.fullmatch(name) else name
 
 
 def name_forms(name: str) -> list[tuple[str, float]]:
