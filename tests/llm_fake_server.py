@@ -179,8 +179,15 @@ class FakeLLMServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            in_flight = False  # this connection's request is counted in the server's peak_in_flight
+
             def log_message(self, *args):
                 pass
+
+            def _done(self) -> None:
+                if self.in_flight:
+                    self.in_flight = False
+                    server._leave()
 
             def do_POST(self):
                 if not self.path.endswith("/chat/completions"):
@@ -188,10 +195,11 @@ class FakeLLMServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 reply = server._next(body)
                 server._enter()
+                self.in_flight = True
                 try:
                     self._reply(reply, body)
                 finally:
-                    server._leave()
+                    self._done()
 
             def _reply(self, reply, body):
                 if reply is None:
@@ -242,6 +250,9 @@ class FakeLLMServer:
                     for name, value in (headers or {}).items():
                         self.send_header(name, value)
                     self.end_headers()
+                    # Out of flight before the last bytes go: the client, once it has them, may send its next
+                    # request at once, and that one must not be counted beside this one.
+                    self._done()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout); nothing to tell it
